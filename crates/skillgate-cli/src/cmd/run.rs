@@ -1,0 +1,194 @@
+//! `skillgate run`.
+use crate::UsageError;
+use crate::render::{self, Format};
+use clap::Args;
+use skillgate::{
+    Caller, Config, ExecRequest, InputSchemaLayer, Language, LayerName, PipelineBuilder, Report,
+    Skill, skill_dir, units,
+};
+use skillgate_sandbox::ProcessExecutor;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+use tower::ServiceExt;
+
+/// Most bytes of input JSON accepted.
+const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
+
+#[derive(Debug, Args)]
+pub(crate) struct RunArgs {
+    /// The skill folder (with SKILL.md).
+    #[arg(
+        value_name = "SKILL_DIR",
+        required_unless_present = "code",
+        conflicts_with = "code"
+    )]
+    skill_dir: Option<PathBuf>,
+    /// A bare script to run instead of a skill folder (needs --lang).
+    #[arg(long, value_name = "FILE", requires = "lang")]
+    code: Option<PathBuf>,
+    /// Language of --code.
+    #[arg(long, value_parser = parse_lang)]
+    lang: Option<Language>,
+    /// The input JSON (default `{}`).
+    #[arg(long, value_name = "JSON", conflicts_with = "input_file")]
+    input: Option<String>,
+    /// A file holding the input JSON (`-` for stdin).
+    #[arg(long, value_name = "PATH")]
+    input_file: Option<PathBuf>,
+    /// The calling agent's id.
+    #[arg(long, value_name = "ID", default_value = "local-agent")]
+    agent: String,
+    /// The calling agent's tenant.
+    #[arg(long, value_name = "ID", default_value = "default")]
+    tenant: String,
+    /// The config file (skillgate.toml).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Switch a layer off (policy, prescan, isolation, seccomp, network, secrets, monitor); for testing one layer without another.
+    #[arg(long, value_name = "LAYER", value_parser = parse_layer)]
+    disable: Vec<LayerName>,
+    /// Wall-clock limit, e.g. `5s`, `500ms`.
+    #[arg(long, value_name = "DURATION", value_parser = units::parse_duration)]
+    timeout: Option<Duration>,
+    /// Memory limit, e.g. `256MiB`.
+    #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
+    memory: Option<u64>,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+fn parse_lang(s: &str) -> Result<Language, String> {
+    s.parse()
+}
+
+fn parse_layer(s: &str) -> Result<LayerName, String> {
+    let l: LayerName = s.parse()?;
+    if LayerName::SECURITY_LAYERS.contains(&l) {
+        Ok(l)
+    } else {
+        Err(format!(
+            "`{s}` is not a layer that can be disabled (expected one of: policy, prescan, isolation, seccomp, network, secrets, monitor)"
+        ))
+    }
+}
+
+fn read_input(args: &RunArgs) -> Result<serde_json::Value, UsageError> {
+    let (text, origin) = match (&args.input, &args.input_file) {
+        (Some(s), _) => (s.clone().into_bytes(), "--input".to_string()),
+        (None, Some(p)) if p.as_os_str() == "-" => {
+            let mut buf = Vec::new();
+            std::io::Read::read_to_end(
+                &mut std::io::Read::take(std::io::stdin(), MAX_INPUT_BYTES + 1),
+                &mut buf,
+            )
+            .map_err(|e| format!("cannot read input from stdin: {e}"))?;
+            (buf, "stdin".to_string())
+        }
+        (None, Some(p)) => {
+            let len = std::fs::metadata(p)
+                .map_err(|e| format!("cannot read input file {}: {e}", p.display()))?
+                .len();
+            if len > MAX_INPUT_BYTES {
+                return Err(UsageError(format!(
+                    "input file {} is {len} bytes, over the {MAX_INPUT_BYTES} byte limit",
+                    p.display()
+                )));
+            }
+            let b = std::fs::read(p)
+                .map_err(|e| format!("cannot read input file {}: {e}", p.display()))?;
+            (b, p.display().to_string())
+        }
+        (None, None) => return Ok(serde_json::json!({})),
+    };
+    if text.len() as u64 > MAX_INPUT_BYTES {
+        return Err(UsageError(format!(
+            "input from {origin} is over the {MAX_INPUT_BYTES} byte limit"
+        )));
+    }
+    serde_json::from_slice(&text)
+        .map_err(|e| UsageError(format!("input from {origin} is not valid JSON: {e}")))
+}
+
+fn load_skill(args: &RunArgs) -> Result<Skill, UsageError> {
+    if let Some(dir) = &args.skill_dir {
+        return Ok(skill_dir::load(dir)?);
+    }
+    let (Some(path), Some(lang)) = (&args.code, args.lang) else {
+        return Err(UsageError(
+            "give a SKILL_DIR, or --code FILE with --lang".into(),
+        ));
+    };
+    let len = std::fs::metadata(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        .len();
+    if len > skill_dir::MAX_CODE_BYTES {
+        return Err(UsageError(format!(
+            "{} is {len} bytes, over the {} byte limit",
+            path.display(),
+            skill_dir::MAX_CODE_BYTES
+        )));
+    }
+    let code = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let name = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "script".into());
+    let entry = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "main".into());
+    Ok(Skill::builder(name, lang, code).entry(entry).build())
+}
+
+pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
+    let config = match &args.config {
+        Some(p) => Config::load(p)?,
+        None => Config::default(),
+    };
+    let skill = load_skill(&args)?;
+    let input = read_input(&args)?;
+    for layer in &args.disable {
+        anstream::eprintln!("warning: the {layer} layer is disabled for this run");
+    }
+    anstream::eprintln!(
+        "warning: execution is not isolated: skills run as plain processes (process tier) until the native sandbox lands"
+    );
+
+    let mut executor = ProcessExecutor::new();
+    if let Some(p) = &config.interpreters.python {
+        executor = executor.with_interpreter(Language::Python, p);
+    }
+    if let Some(p) = &config.interpreters.javascript {
+        executor = executor.with_interpreter(Language::JavaScript, p);
+    }
+    let pipeline = PipelineBuilder::new()
+        .layer_at(LayerName::Input, InputSchemaLayer::new())
+        .build(executor);
+
+    let mut req = ExecRequest::new(Caller::new(&args.agent, &args.tenant), skill, input);
+    req.spec.limits = config.limits;
+    if let Some(t) = args.timeout {
+        req.spec.limits.wall_timeout = t;
+    }
+    if let Some(m) = args.memory {
+        req.spec.limits.memory_bytes = m;
+    }
+
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    let started = Instant::now();
+    let outcome = rt
+        .block_on(pipeline.oneshot(req))
+        .map_err(|e| UsageError(format!("execution failed: {e}")))?;
+    let report = Report::new(&outcome, started.elapsed());
+    render::print_report(&report, args.format);
+    Ok(if report.status.is_ok() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,48 @@
+//! The `skillgate` command.
+//!
+//! Exit codes: 0 when the status is `ok` (or the check passed), 1 for any other status,
+//! 2 for a usage, config or input error (a message on stderr, no report).
+
+mod cmd;
+mod render;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Security pipeline for AI-agent skills.
+#[derive(Debug, Parser)]
+#[command(name = "skillgate", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a skill (a folder, or a bare script) through the pipeline.
+    Run(cmd::run::RunArgs),
+}
+
+/// An error that ends the command with exit code 2 and a message on stderr.
+#[derive(Debug)]
+pub(crate) struct UsageError(pub(crate) String);
+
+impl<E: std::fmt::Display> From<E> for UsageError {
+    fn from(e: E) -> Self {
+        UsageError(e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => cmd::run::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(UsageError(msg)) => {
+            anstream::eprintln!("error: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,183 @@
+use crate::{NetworkPolicy, RuntimeTier, SandboxSpec};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// What an executor can enforce. The isolation layer compares a [`SandboxSpec`] with it and
+/// refuses, rather than weakens, a run the executor cannot contain.
+///
+/// ```
+/// use skillgate_core::{Capabilities, SandboxSpec, RuntimeTier};
+/// let caps = Capabilities::none();
+/// let spec = SandboxSpec::default(); // asks for the namespace tier
+/// let missing = caps.check(&spec).unwrap_err();
+/// assert!(missing.iter().any(|m| m.requirement == "runtime tier"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capabilities {
+    /// The executor's name, for messages.
+    pub executor: String,
+    /// The strongest isolation it provides.
+    pub tier: RuntimeTier,
+    /// It kills the whole process tree at the wall-clock limit.
+    pub wall_timeout: bool,
+    /// It enforces a CPU-time limit.
+    pub cpu_time: bool,
+    /// It enforces a memory limit.
+    pub memory: bool,
+    /// It enforces a process/thread count limit.
+    pub pids: bool,
+    /// It enforces a file-size limit.
+    pub file_size: bool,
+    /// It enforces the open-files limit.
+    pub open_files: bool,
+    /// It caps captured output.
+    pub output_caps: bool,
+    /// It caps the work directory's size.
+    pub workdir_size: bool,
+    /// It runs the skill as the spec's uid/gid.
+    pub user: bool,
+    /// It installs a seccomp profile.
+    pub seccomp: bool,
+    /// It can give a run no network at all.
+    pub network_none: bool,
+    /// It can enforce a destination allow-list.
+    pub network_allow_list: bool,
+    /// It rebuilds the environment from the spec alone.
+    pub clean_env: bool,
+}
+
+/// One requirement of a spec that an executor cannot enforce.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Unenforceable {
+    /// What the spec asks for, e.g. `"memory limit"`.
+    pub requirement: String,
+    /// Why it cannot be enforced.
+    pub reason: String,
+}
+
+impl fmt::Display for Unenforceable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.requirement, self.reason)
+    }
+}
+
+impl Capabilities {
+    /// An executor that enforces nothing (the honest answer for a black box).
+    pub fn none() -> Self {
+        Capabilities {
+            executor: "unknown".into(),
+            tier: RuntimeTier::Process,
+            wall_timeout: false,
+            cpu_time: false,
+            memory: false,
+            pids: false,
+            file_size: false,
+            open_files: false,
+            output_caps: false,
+            workdir_size: false,
+            user: false,
+            seccomp: false,
+            network_none: false,
+            network_allow_list: false,
+            clean_env: false,
+        }
+    }
+
+    /// Checks a spec: `Ok` when every requirement is enforceable, else every one that is not.
+    pub fn check(&self, spec: &SandboxSpec) -> Result<(), Vec<Unenforceable>> {
+        let mut missing = Vec::new();
+        let mut need = |ok: bool, requirement: &str, reason: String| {
+            if !ok {
+                missing.push(Unenforceable {
+                    requirement: requirement.into(),
+                    reason,
+                });
+            }
+        };
+        let ex = &self.executor;
+        need(
+            self.tier >= spec.runtime,
+            "runtime tier",
+            format!(
+                "the spec needs `{}` isolation, executor `{ex}` provides `{}`",
+                spec.runtime.as_str(),
+                self.tier.as_str()
+            ),
+        );
+        need(
+            self.wall_timeout,
+            "wall-clock limit",
+            format!("executor `{ex}` cannot kill the run at a deadline"),
+        );
+        need(
+            spec.limits.cpu_time.is_none() || self.cpu_time,
+            "cpu-time limit",
+            format!("executor `{ex}` cannot limit CPU time"),
+        );
+        need(
+            self.memory,
+            "memory limit",
+            format!("executor `{ex}` cannot limit memory"),
+        );
+        need(
+            self.pids,
+            "pids limit",
+            format!("executor `{ex}` cannot limit the number of processes"),
+        );
+        need(
+            self.file_size,
+            "file-size limit",
+            format!("executor `{ex}` cannot limit file size"),
+        );
+        need(
+            self.open_files,
+            "open-files limit",
+            format!("executor `{ex}` cannot limit open files"),
+        );
+        need(
+            self.output_caps,
+            "output caps",
+            format!("executor `{ex}` cannot cap output"),
+        );
+        need(
+            self.workdir_size,
+            "work directory size",
+            format!("executor `{ex}` cannot cap the work directory"),
+        );
+        need(
+            self.user,
+            "user",
+            format!(
+                "executor `{ex}` cannot run as uid {} gid {}",
+                spec.uid, spec.gid
+            ),
+        );
+        need(
+            spec.seccomp.is_none() || self.seccomp,
+            "seccomp profile",
+            format!("executor `{ex}` cannot install a seccomp filter"),
+        );
+        match &spec.network {
+            NetworkPolicy::None => need(
+                self.network_none,
+                "network none",
+                format!("executor `{ex}` cannot cut the network off"),
+            ),
+            NetworkPolicy::AllowList(_) => need(
+                self.network_allow_list,
+                "network allow-list",
+                format!("executor `{ex}` cannot enforce a destination allow-list"),
+            ),
+        }
+        need(
+            self.clean_env,
+            "clean environment",
+            format!("executor `{ex}` cannot rebuild the environment"),
+        );
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(missing)
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! Core types of the skillgate pipeline.
+//!
+//! Every layer and every executor speaks these types: an [`ExecRequest`] goes in (a
+//! [`Caller`], a [`Skill`], the input JSON and the [`SandboxSpec`] the layers decide), an
+//! [`ExecOutcome`] comes out (a [`Status`], the process's exit, its output, the
+//! [`Finding`]s of every layer and each layer's [`LayerTiming`]).
+//!
+//! This crate has no heavy dependencies, so a user who only wants the types (to write an
+//! executor, say) compiles nothing else.
+//!
+//! ```
+//! use skillgate_core::{Caller, ExecRequest, Language, Skill, Status, ExecOutcome};
+//!
+//! let skill = Skill::builder("echo", Language::Python, b"print('{}')".to_vec()).build();
+//! let req = ExecRequest::new(Caller::new("agent-1", "acme"), skill, serde_json::json!({}));
+//! assert_eq!(req.skill.language, Language::Python);
+//! let out = ExecOutcome::rejected(Status::Denied, vec![]);
+//! assert!(!out.status.is_ok());
+//! ```
+
+mod caller;
+mod capabilities;
+mod error;
+mod finding;
+mod layer;
+mod outcome;
+mod quarantine;
+mod request;
+mod skill;
+mod spec;
+mod status;
+pub mod units;
+
+pub use caller::Caller;
+pub use capabilities::{Capabilities, Unenforceable};
+pub use error::{BoxError, ExecError};
+pub use finding::{Finding, Location, Severity};
+pub use layer::{LayerName, LayerTiming};
+pub use outcome::{Artifact, ExecOutcome, ResourceUsage};
+pub use quarantine::{NoQuarantine, QuarantineSource};
+pub use request::{ExecRequest, RequestId};
+pub use skill::{Language, LimitOverrides, Skill, SkillBuilder, Visibility};
+pub use spec::{
+    ArgCondition, ArgOp, Limits, NetworkDestination, NetworkPolicy, PortRange, RuntimeTier,
+    SandboxSpec, SeccompAction, SeccompProfile, SyscallRule,
+};
+pub use status::Status;
+
+/// The service every executor implements and every layer wraps.
+///
+/// Any `tower::Service<ExecRequest, Response = ExecOutcome>` is an executor; this alias
+/// names the boxed, cloneable form the pipeline builder returns.
+pub type BoxExecService = tower::util::BoxCloneService<ExecRequest, ExecOutcome, BoxError>;

@@ -1,0 +1,106 @@
+//! The configuration file, `skillgate.toml`. Every key is documented in
+//! `examples/skillgate.toml`; unknown keys are errors, so a typo never silently drops a
+//! setting.
+//!
+//! ```
+//! let cfg: skillgate::Config = skillgate::config::from_str(r#"
+//!     [limits]
+//!     wall_timeout = "5s"
+//!     memory_bytes = "128MiB"
+//! "#, "inline").unwrap();
+//! assert_eq!(cfg.limits.wall_timeout, std::time::Duration::from_secs(5));
+//! assert!(skillgate::config::from_str("[limits]\nwall_timout = 1", "inline").is_err());
+//! ```
+use serde::Deserialize;
+use skillgate_core::Limits;
+use std::path::{Path, PathBuf};
+
+/// Everything `skillgate.toml` can say.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Default limits of every run (a skill may ask for others; see the isolation layer).
+    pub limits: Limits,
+    /// Which interpreter executables to use.
+    pub interpreters: Interpreters,
+}
+
+/// Interpreter overrides: a path or a command name looked up in `PATH`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Interpreters {
+    /// For Python skills (default `python3`).
+    pub python: Option<PathBuf>,
+    /// For JavaScript skills (default `node`).
+    pub javascript: Option<PathBuf>,
+}
+
+/// A config file that could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read config {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or has wrong keys or values.
+    #[error("invalid config {origin}: {message}")]
+    Parse {
+        /// The file (or `inline`).
+        origin: String,
+        /// What is wrong, with the line and key.
+        message: String,
+    },
+}
+
+/// Parses config text; `origin` names it in errors.
+pub fn from_str(text: &str, origin: &str) -> Result<Config, ConfigError> {
+    toml::from_str(text).map_err(|e| ConfigError::Parse {
+        origin: origin.to_string(),
+        message: e.to_string().trim_end().to_string(),
+    })
+}
+
+impl Config {
+    /// Reads and parses a config file.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.into(),
+            source,
+        })?;
+        from_str(&text, &path.display().to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_documented_example_parses_and_means_what_it_says() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/skillgate.toml");
+        let cfg = Config::load(&path).unwrap();
+        assert_eq!(
+            cfg.limits,
+            Limits::default(),
+            "the example documents the defaults"
+        );
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        let err = from_str("[limits]\nmemory_bytes = \"lots\"\n", "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("x.toml") && err.contains("memory_bytes") && err.contains("lots"),
+            "{err}"
+        );
+        let err = from_str("[limitz]\n", "x.toml").unwrap_err().to_string();
+        assert!(err.contains("limitz"), "{err}");
+    }
+}

@@ -1,0 +1,115 @@
+//! The JSON report of one execution, as `skillgate run --format json` prints it.
+use base64::Engine;
+use serde::Serialize;
+use skillgate_core::{ExecOutcome, LayerTiming, Status};
+use std::time::Duration;
+
+/// One finding, flattened for the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReportFinding {
+    /// Layer name.
+    pub layer: String,
+    /// Rule id.
+    pub rule_id: String,
+    /// Severity.
+    pub severity: String,
+    /// Message.
+    pub message: String,
+    /// 1-based line, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    /// 1-based column, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+    /// Snippet, when any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snippet: Option<String>,
+}
+
+/// One artifact with its content in base64.
+#[derive(Debug, Clone, Serialize)]
+pub struct ReportArtifact {
+    /// Path relative to the output directory.
+    pub name: String,
+    /// Size in bytes.
+    pub size: u64,
+    /// Lowercase hex sha256.
+    pub sha256: String,
+    /// The content, base64 (standard alphabet, padded).
+    pub content_base64: String,
+}
+
+/// The report: the contract other tools read. Field names never change meaning.
+///
+/// ```
+/// use skillgate::{ExecOutcome, Report, Status};
+/// let r = Report::new(&ExecOutcome::rejected(Status::Denied, vec![]), std::time::Duration::from_millis(3));
+/// let v = serde_json::to_value(&r).unwrap();
+/// assert_eq!(v["status"], "denied");
+/// assert!(v["exit_code"].is_null());
+/// ```
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// The status.
+    pub status: Status,
+    /// Exit code or null.
+    pub exit_code: Option<i32>,
+    /// Signal or null.
+    pub signal: Option<i32>,
+    /// stdout as text (invalid UTF-8 replaced).
+    pub stdout: String,
+    /// stderr as text (invalid UTF-8 replaced).
+    pub stderr: String,
+    /// stdout was cut at its cap.
+    pub stdout_truncated: bool,
+    /// stderr was cut at its cap.
+    pub stderr_truncated: bool,
+    /// Wall time of the whole request through the pipeline, in milliseconds.
+    pub duration_ms: u64,
+    /// Findings of every layer, outermost first.
+    pub findings: Vec<ReportFinding>,
+    /// Artifacts.
+    pub artifacts: Vec<ReportArtifact>,
+    /// Each layer's own time, outermost first.
+    pub layers: Vec<LayerTiming>,
+}
+
+impl Report {
+    /// Builds the report of an outcome that took `elapsed` end to end.
+    pub fn new(out: &ExecOutcome, elapsed: Duration) -> Report {
+        Report {
+            status: out.status,
+            exit_code: out.exit_code,
+            signal: out.signal,
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            stdout_truncated: out.stdout_truncated,
+            stderr_truncated: out.stderr_truncated,
+            duration_ms: u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX),
+            findings: out
+                .findings
+                .iter()
+                .map(|f| ReportFinding {
+                    layer: f.layer.to_string(),
+                    rule_id: f.rule_id.clone(),
+                    severity: f.severity.to_string(),
+                    message: f.message.clone(),
+                    line: f.location.map(|l| l.line),
+                    column: f.location.map(|l| l.column),
+                    snippet: f.snippet.clone(),
+                })
+                .collect(),
+            artifacts: out
+                .artifacts
+                .iter()
+                .map(|a| ReportArtifact {
+                    name: a.name.clone(),
+                    size: a.size,
+                    sha256: a.sha256.clone(),
+                    content_base64: base64::engine::general_purpose::STANDARD.encode(&a.content),
+                })
+                .collect(),
+            layers: out.layers.clone(),
+        }
+    }
+}

@@ -25,6 +25,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod assemble;
 pub mod config;
 mod input;
 mod pipeline;

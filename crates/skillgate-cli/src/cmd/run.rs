@@ -3,10 +3,8 @@ use crate::UsageError;
 use crate::render::{self, Format};
 use clap::Args;
 use skillgate::{
-    Caller, Config, ExecRequest, InputSchemaLayer, Language, LayerName, PipelineBuilder, Report,
-    Skill, skill_dir, units,
+    Caller, Config, ExecRequest, Language, LayerName, Report, Skill, skill_dir, units,
 };
-use skillgate_sandbox::ProcessExecutor;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -149,23 +147,11 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
     };
     let skill = load_skill(&args)?;
     let input = read_input(&args)?;
-    for layer in &args.disable {
-        anstream::eprintln!("warning: the {layer} layer is disabled for this run");
+    let assembled = skillgate::assemble::from_config(&config, &args.disable)?;
+    for notice in &assembled.notices {
+        anstream::eprintln!("warning: {notice}");
     }
-    anstream::eprintln!(
-        "warning: execution is not isolated: skills run as plain processes (process tier) until the native sandbox lands"
-    );
-
-    let mut executor = ProcessExecutor::new();
-    if let Some(p) = &config.interpreters.python {
-        executor = executor.with_interpreter(Language::Python, p);
-    }
-    if let Some(p) = &config.interpreters.javascript {
-        executor = executor.with_interpreter(Language::JavaScript, p);
-    }
-    let pipeline = PipelineBuilder::new()
-        .layer_at(LayerName::Input, InputSchemaLayer::new())
-        .build(executor);
+    let pipeline = assembled.service;
 
     let mut req = ExecRequest::new(Caller::new(&args.agent, &args.tenant), skill, input);
     req.spec.limits = config.limits;

@@ -70,7 +70,10 @@ fn analyze_rows_answers_in_json_with_the_full_report_shape() {
         .iter()
         .map(|l| l["name"].as_str().unwrap())
         .collect();
-    assert!(layers.contains(&"input") && layers.contains(&"executor"), "{layers:?}");
+    assert!(
+        layers.contains(&"input") && layers.contains(&"executor"),
+        "{layers:?}"
+    );
     for l in r["layers"].as_array().unwrap() {
         assert!(l["duration_us"].is_u64(), "{l}");
     }
@@ -89,14 +92,22 @@ fn count_items_answers_in_both_formats() {
     assert!(answer["timestamp"].as_str().unwrap().starts_with("20"));
 
     let out = skillgate()
-        .args(["run", "examples/skills/count-items", "--input", r#"{"items": [1, 2]}"#])
+        .args([
+            "run",
+            "examples/skills/count-items",
+            "--input",
+            r#"{"items": [1, 2]}"#,
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("ok"), "{text}");
     assert!(text.contains("Processed 2 items"), "{text}");
-    assert!(!text.contains('\u{1b}'), "no colour when stdout is not a terminal: {text}");
+    assert!(
+        !text.contains('\u{1b}'),
+        "no colour when stdout is not a terminal: {text}"
+    );
 }
 
 #[test]
@@ -115,13 +126,23 @@ fn input_failing_the_schema_is_blocked_with_the_failing_path() {
 
     let (code, r, _) = run_json(&["examples/skills/analyze-rows", "--input", r#"{"data": []}"#]);
     assert_eq!(code, 1);
-    assert!(r["findings"][0]["message"].as_str().unwrap().contains("query"), "{r}");
+    assert!(
+        r["findings"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("query"),
+        "{r}"
+    );
 }
 
 #[test]
 fn non_zero_exit_is_status_ok_with_the_exit_code() {
     let t = tempfile::tempdir().unwrap();
-    let f = script(t.path(), "fail.py", "import sys\nprint('bye', file=sys.stderr)\nsys.exit(3)\n");
+    let f = script(
+        t.path(),
+        "fail.py",
+        "import sys\nprint('bye', file=sys.stderr)\nsys.exit(3)\n",
+    );
     let (code, r, _) = run_json(&["--code", &f, "--lang", "python"]);
     assert_eq!(r["status"], "ok");
     assert_eq!(r["exit_code"], 3);
@@ -133,8 +154,14 @@ fn expect_usage_error(args: &[&str], needle: &str) {
     let out = skillgate().args(args).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert!(out.stdout.is_empty(), "{args:?}: no report on a usage error");
-    assert!(stderr.contains(needle), "{args:?}: `{stderr}` lacks `{needle}`");
+    assert!(
+        out.stdout.is_empty(),
+        "{args:?}: no report on a usage error"
+    );
+    assert!(
+        stderr.contains(needle),
+        "{args:?}: `{stderr}` lacks `{needle}`"
+    );
 }
 
 #[test]
@@ -154,25 +181,84 @@ fn bad_input_exits_2_naming_what_is_wrong() {
     expect_usage_error(&["run", &dir], "SKILL.md");
     expect_usage_error(&["run", &format!("{dir}/broken")], "frontmatter");
     expect_usage_error(&["run", "--code", &code, "--lang", "ruby"], "ruby");
-    expect_usage_error(&["run", "examples/skills/analyze-rows", "--input", "{not json"], "not valid JSON");
     expect_usage_error(
-        &["run", "examples/skills/analyze-rows", "--input-file", "/nonexistent/in.json"],
+        &[
+            "run",
+            "examples/skills/analyze-rows",
+            "--input",
+            "{not json",
+        ],
+        "not valid JSON",
+    );
+    expect_usage_error(
+        &[
+            "run",
+            "examples/skills/analyze-rows",
+            "--input-file",
+            "/nonexistent/in.json",
+        ],
         "/nonexistent/in.json",
     );
-    expect_usage_error(&["run", "examples/skills/analyze-rows", "--disable", "firewall"], "firewall");
-    expect_usage_error(&["run", "examples/skills/analyze-rows", "--timeout", "soon"], "soon");
-    expect_usage_error(&["run", "examples/skills/analyze-rows", "--memory", "lots"], "lots");
-    expect_usage_error(&["run", "examples/skills/analyze-rows", "--config", &bad_cfg], "memory_bytes");
-    expect_usage_error(&["run", "examples/skills/analyze-rows", "--config", "/nonexistent.toml"], "/nonexistent.toml");
-    expect_usage_error(&["run", "--code", &code, "--lang", "python", "--config", &missing_interp], "/nonexistent/bin/python3");
-    expect_usage_error(&["run", "examples/skills/analyze-rows", "--frobnicate"], "--frobnicate");
+    expect_usage_error(
+        &[
+            "run",
+            "examples/skills/analyze-rows",
+            "--disable",
+            "firewall",
+        ],
+        "firewall",
+    );
+    expect_usage_error(
+        &["run", "examples/skills/analyze-rows", "--timeout", "soon"],
+        "soon",
+    );
+    expect_usage_error(
+        &["run", "examples/skills/analyze-rows", "--memory", "lots"],
+        "lots",
+    );
+    expect_usage_error(
+        &["run", "examples/skills/analyze-rows", "--config", &bad_cfg],
+        "memory_bytes",
+    );
+    expect_usage_error(
+        &[
+            "run",
+            "examples/skills/analyze-rows",
+            "--config",
+            "/nonexistent.toml",
+        ],
+        "/nonexistent.toml",
+    );
+    expect_usage_error(
+        &[
+            "run",
+            "--code",
+            &code,
+            "--lang",
+            "python",
+            "--config",
+            &missing_interp,
+        ],
+        "/nonexistent/bin/python3",
+    );
+    expect_usage_error(
+        &["run", "examples/skills/analyze-rows", "--frobnicate"],
+        "--frobnicate",
+    );
     expect_usage_error(&["launch"], "launch");
 }
 
 #[test]
 fn disabling_a_layer_warns() {
     let out = skillgate()
-        .args(["run", "examples/skills/count-items", "--input", r#"{"items": []}"#, "--disable", "secrets"])
+        .args([
+            "run",
+            "examples/skills/count-items",
+            "--input",
+            r#"{"items": []}"#,
+            "--disable",
+            "secrets",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -203,10 +289,19 @@ fn output_past_the_cap_is_dropped_and_flagged() {
     let (_, r, _) = run_json(&["--code", &f, "--lang", "python"]);
     assert_eq!(r["stdout_truncated"], true);
     assert_eq!(r["stdout"].as_str().unwrap().len(), 1024 * 1024);
-    assert_eq!(r["stderr"], "done\n", "the process ran to its end: the excess was drained");
+    assert_eq!(
+        r["stderr"], "done\n",
+        "the process ran to its end: the excess was drained"
+    );
     assert_eq!(r["exit_code"], 0);
     assert_eq!(r["status"], "resource_exhausted");
-    assert!(r["findings"].as_array().unwrap().iter().any(|f| f["rule_id"] == "limit.output_cap"));
+    assert!(
+        r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule_id"] == "limit.output_cap")
+    );
 }
 
 #[test]
@@ -251,13 +346,23 @@ fn files_in_the_output_directory_come_back_as_artifacts() {
         "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
     );
     assert_eq!(arts[0]["content_base64"], "aGVsbG8=");
-    assert!(r["findings"].as_array().unwrap().iter().any(|f| f["rule_id"] == "artifact.symlink"));
+    assert!(
+        r["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule_id"] == "artifact.symlink")
+    );
 }
 
 #[test]
 fn the_callers_environment_does_not_reach_the_skill() {
     let t = tempfile::tempdir().unwrap();
-    let f = script(t.path(), "env.py", "import os, json\nprint(json.dumps(sorted(os.environ)))\n");
+    let f = script(
+        t.path(),
+        "env.py",
+        "import os, json\nprint(json.dumps(sorted(os.environ)))\n",
+    );
     let out = skillgate()
         .env("SKILLGATE_TEST_SECRET", "hunter2")
         .args(["run", "--code", &f, "--lang", "python", "--format", "json"])
@@ -265,6 +370,12 @@ fn the_callers_environment_does_not_reach_the_skill() {
         .unwrap();
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();
     let names: Vec<String> = serde_json::from_str(r["stdout"].as_str().unwrap()).unwrap();
-    assert!(!names.iter().any(|n| n == "SKILLGATE_TEST_SECRET"), "{names:?}");
-    assert!(names.iter().any(|n| n == "SKILLGATE_OUTPUT_DIR"), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n == "SKILLGATE_TEST_SECRET"),
+        "{names:?}"
+    );
+    assert!(
+        names.iter().any(|n| n == "SKILLGATE_OUTPUT_DIR"),
+        "{names:?}"
+    );
 }

@@ -18,7 +18,10 @@ struct Probe {
 impl<S> Layer<S> for Probe {
     type Service = ProbeService<S>;
     fn layer(&self, inner: S) -> Self::Service {
-        ProbeService { probe: self.clone(), inner }
+        ProbeService {
+            probe: self.clone(),
+            inner,
+        }
     }
 }
 
@@ -30,14 +33,21 @@ struct ProbeService<S> {
 
 impl<S> tower::Service<ExecRequest> for ProbeService<S>
 where
-    S: tower::Service<ExecRequest, Response = ExecOutcome, Error = BoxError> + Clone + Send + 'static,
+    S: tower::Service<ExecRequest, Response = ExecOutcome, Error = BoxError>
+        + Clone
+        + Send
+        + 'static,
     S::Future: Send + 'static,
 {
     type Response = ExecOutcome;
     type Error = BoxError;
-    type Future = std::pin::Pin<Box<dyn std::future::Future<Output = Result<ExecOutcome, BoxError>> + Send>>;
+    type Future =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<ExecOutcome, BoxError>> + Send>>;
 
-    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), BoxError>> {
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), BoxError>> {
         self.inner.poll_ready(cx)
     }
 
@@ -47,7 +57,11 @@ where
         if self.probe.reject {
             return Box::pin(async move {
                 let mut out = ExecOutcome::rejected(Status::Denied, vec![]);
-                out.record_layer(name, std::time::Duration::ZERO, vec![Finding::new(name, "no", Severity::High, "no")]);
+                out.record_layer(
+                    name,
+                    std::time::Duration::ZERO,
+                    vec![Finding::new(name, "no", Severity::High, "no")],
+                );
                 Ok(out)
             });
         }
@@ -68,7 +82,11 @@ fn request() -> ExecRequest {
 #[tokio::test]
 async fn layers_run_in_architecture_order_whatever_the_insertion_order() {
     let log = Arc::new(Mutex::new(Vec::new()));
-    let probe = |name| Probe { name, log: log.clone(), reject: false };
+    let probe = |name| Probe {
+        name,
+        log: log.clone(),
+        reject: false,
+    };
     let mut builder = PipelineBuilder::new();
     // Deliberately scrambled.
     for name in [
@@ -87,7 +105,12 @@ async fn layers_run_in_architecture_order_whatever_the_insertion_order() {
     let flag = executed.clone();
     let svc = builder.build(service_fn(move |_req: ExecRequest| {
         *flag.lock().unwrap() = true;
-        async { Ok::<_, BoxError>(ExecOutcome { status: Status::Ok, ..Default::default() }) }
+        async {
+            Ok::<_, BoxError>(ExecOutcome {
+                status: Status::Ok,
+                ..Default::default()
+            })
+        }
     }));
     let out = svc.oneshot(request()).await.unwrap();
     let expected = vec![
@@ -110,15 +133,42 @@ async fn layers_run_in_architecture_order_whatever_the_insertion_order() {
 async fn a_rejection_stops_the_request_and_is_an_outcome() {
     let log = Arc::new(Mutex::new(Vec::new()));
     let svc = PipelineBuilder::new()
-        .layer_at(LayerName::Prescan, Probe { name: LayerName::Prescan, log: log.clone(), reject: false })
-        .layer_at(LayerName::Policy, Probe { name: LayerName::Policy, log: log.clone(), reject: true })
-        .layer_at(LayerName::Monitor, Probe { name: LayerName::Monitor, log: log.clone(), reject: false })
+        .layer_at(
+            LayerName::Prescan,
+            Probe {
+                name: LayerName::Prescan,
+                log: log.clone(),
+                reject: false,
+            },
+        )
+        .layer_at(
+            LayerName::Policy,
+            Probe {
+                name: LayerName::Policy,
+                log: log.clone(),
+                reject: true,
+            },
+        )
+        .layer_at(
+            LayerName::Monitor,
+            Probe {
+                name: LayerName::Monitor,
+                log: log.clone(),
+                reject: false,
+            },
+        )
         .build(service_fn(|_req: ExecRequest| async {
             Err::<ExecOutcome, BoxError>("the executor must not be reached".into())
         }));
-    let out = svc.oneshot(request()).await.expect("a rejection is not an error");
+    let out = svc
+        .oneshot(request())
+        .await
+        .expect("a rejection is not an error");
     assert_eq!(out.status, Status::Denied);
-    assert_eq!(*log.lock().unwrap(), vec![LayerName::Monitor, LayerName::Policy]);
+    assert_eq!(
+        *log.lock().unwrap(),
+        vec![LayerName::Monitor, LayerName::Policy]
+    );
     assert_eq!(out.findings.len(), 1);
     assert_eq!(out.findings[0].layer, LayerName::Policy);
 }

@@ -1,4 +1,4 @@
-# technique: deser-marshal — loads a code object with marshal and runs it.
+# technique: deser-marshal — loads an attacker-supplied code object with marshal.loads.
 import base64
 import json
 import marshal
@@ -7,11 +7,9 @@ import sys
 
 def main():
     data = json.load(sys.stdin)
-    blob = data.get("code")
-    if blob:
-        code = marshal.loads(base64.b64decode(blob))
-        exec(code)
-    print(json.dumps({"loaded": bool(blob)}))
+    blob = data.get("code", "6QAAAAA=")
+    obj = marshal.loads(base64.b64decode(blob))
+    print(json.dumps({"loaded": type(obj).__name__}))
 
 
 if __name__ == "__main__":

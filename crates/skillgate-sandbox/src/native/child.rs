@@ -185,6 +185,7 @@ fn init(plan: &Plan) -> ! {
     // struct owned by `plan` or this stack frame, alive for each call; the calls are plain
     // system calls, async-signal-safe.
     unsafe {
+        close_all_but(plan);
         let r = libc::mount(
             null(),
             c"/".as_ptr(),
@@ -296,6 +297,26 @@ fn init(plan: &Plan) -> ! {
         while libc::read(plan.fds.sync, (&raw mut b).cast(), 1) > 0 {}
         libc::_exit(0)
     }
+}
+
+/// Closes every descriptor the init inherited except its own five: the clone copied the
+/// whole descriptor table, including other concurrent runs' pipe ends, which must not be
+/// kept open (a skill waiting for end-of-file on stdin would wait forever).
+fn close_all_but(plan: &Plan) {
+    let f = plan.fds;
+    let mut keep = [f.stdin, f.stdout, f.stderr, f.status, f.sync];
+    keep.sort_unstable();
+    let mut from: u32 = 0;
+    for fd in keep {
+        let fd = fd as u32;
+        if fd > from {
+            // SAFETY: close_range only closes descriptors of this process.
+            unsafe { libc::syscall(libc::SYS_close_range, from, fd - 1, 0u32) };
+        }
+        from = fd + 1;
+    }
+    // SAFETY: as above.
+    unsafe { libc::syscall(libc::SYS_close_range, from, u32::MAX, 0u32) };
 }
 
 /// Runs one mount step; returns the failing call's result (< 0) or 0.

@@ -317,6 +317,16 @@ impl NativeSandbox {
         let (stderr_r, stderr_w) = pipe()?;
         let (status_r, status_w) = pipe()?;
         let (sync_r, sync_w) = pipe()?;
+        // Skills reopen their stdio through /dev/stdin (/proc/self/fd/0), which checks the
+        // pipe's owner: make the skill's ends its own.
+        let owner = (
+            rustix::process::Uid::from_raw(self.host_id_base.saturating_add(req.spec.uid)),
+            rustix::process::Gid::from_raw(self.host_id_base.saturating_add(req.spec.gid)),
+        );
+        for fd in [&stdin_r, &stdout_w, &stderr_w] {
+            rustix::fs::fchown(fd, Some(owner.0), Some(owner.1))
+                .map_err(|e| ExecError::io("handing the skill its stdio pipes", e.into()))?;
+        }
         let fds = plan::ChildFds {
             stdin: stdin_r.as_raw_fd(),
             stdout: stdout_w.as_raw_fd(),

@@ -186,6 +186,9 @@ fn init(plan: &Plan) -> ! {
     // system calls, async-signal-safe.
     unsafe {
         close_all_but(plan);
+        // The init is a copy of the host process (its memory holds the caller's
+        // environment): nobody in the sandbox may read it through /proc/1.
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
         let r = libc::mount(
             null(),
             c"/".as_ptr(),

@@ -1,9 +1,11 @@
 //! Building the whole pipeline from a [`Config`]: which layers, with which settings, in
 //! the architecture's order, around which executor. `skillgate run` uses exactly this, and
 //! so can a service that embeds skillgate.
-use crate::{Config, InputSchemaLayer, PipelineBuilder};
+use crate::config::ExecutorKind;
+use crate::{Config, InputSchemaLayer, IsolationLayer, PipelineBuilder};
 use skillgate_core::{BoxExecService, Language, LayerName};
-use skillgate_sandbox::ProcessExecutor;
+use skillgate_sandbox::native::CgroupMode;
+use skillgate_sandbox::{NativeSandbox, ProcessExecutor};
 
 /// A configuration that cannot be turned into a pipeline (a rule pack or policy that does
 /// not load, say). Refusing to start is the fail-closed answer.
@@ -40,21 +42,47 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
     // The input schema gate is part of the skill's contract, not a security layer that
     // can be switched off.
     let mut builder = PipelineBuilder::new().layer_at(LayerName::Input, InputSchemaLayer::new());
-    let _ = &mut builder;
-    let _ = enabled;
 
-    let mut executor = ProcessExecutor::new();
-    if let Some(p) = &config.interpreters.python {
-        executor = executor.with_interpreter(Language::Python, p);
-    }
-    if let Some(p) = &config.interpreters.javascript {
-        executor = executor.with_interpreter(Language::JavaScript, p);
-    }
-    notices.push(
-        "execution is not isolated: skills run as plain processes (process tier) until the native sandbox lands".into(),
-    );
-    Ok(Assembled {
-        service: builder.build(executor),
-        notices,
-    })
+    let isolation = |caps| IsolationLayer::new(config.limits, config.isolation.clone(), caps);
+    let service = match config.executor.kind {
+        ExecutorKind::Native => {
+            let mut executor = NativeSandbox::new();
+            if let Some(p) = &config.interpreters.python {
+                executor = executor.with_interpreter(Language::Python, p);
+            }
+            if let Some(p) = &config.interpreters.javascript {
+                executor = executor.with_interpreter(Language::JavaScript, p);
+            }
+            let host = executor.host();
+            if let Err(why) = &host.namespaces {
+                notices.push(format!("the native sandbox cannot run here: {why}"));
+            }
+            if let CgroupMode::Unavailable(why) = &host.cgroups {
+                notices.push(format!("memory and pids limits cannot be enforced: {why}"));
+            }
+            if enabled(LayerName::Isolation) {
+                builder =
+                    builder.layer_at(LayerName::Isolation, isolation(executor.capabilities()));
+            }
+            builder.build(executor)
+        }
+        ExecutorKind::Process => {
+            let mut executor = ProcessExecutor::new();
+            if let Some(p) = &config.interpreters.python {
+                executor = executor.with_interpreter(Language::Python, p);
+            }
+            if let Some(p) = &config.interpreters.javascript {
+                executor = executor.with_interpreter(Language::JavaScript, p);
+            }
+            notices.push(
+                "executor kind `process`: skills run as plain processes without isolation; use it only for trusted code".into(),
+            );
+            if enabled(LayerName::Isolation) {
+                builder =
+                    builder.layer_at(LayerName::Isolation, isolation(executor.capabilities()));
+            }
+            builder.build(executor)
+        }
+    };
+    Ok(Assembled { service, notices })
 }

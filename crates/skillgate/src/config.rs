@@ -23,6 +23,30 @@ pub struct Config {
     pub limits: Limits,
     /// Which interpreter executables to use.
     pub interpreters: Interpreters,
+    /// The isolation layer: runtime tier, extra read-only paths, maxima per tenant.
+    pub isolation: crate::isolation::IsolationConfig,
+    /// Which executor runs the skills.
+    pub executor: ExecutorConfig,
+}
+
+/// `[executor]`: which executor runs the skills.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExecutorConfig {
+    /// The executor kind.
+    pub kind: ExecutorKind,
+}
+
+/// The executors `skillgate run` can assemble.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutorKind {
+    /// The native Linux sandbox (namespaces, cgroups, landlock, seccomp). The default.
+    #[default]
+    Native,
+    /// Plain child processes with rlimits: NO isolation, only for trusted code (needs
+    /// `[isolation] runtime = "process"`, or the isolation layer refuses every run).
+    Process,
 }
 
 /// Interpreter overrides: a path or a command name looked up in `PATH`.

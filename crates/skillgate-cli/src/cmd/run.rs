@@ -155,11 +155,21 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
 
     let mut req = ExecRequest::new(Caller::new(&args.agent, &args.tenant), skill, input);
     req.spec.limits = config.limits;
-    if let Some(t) = args.timeout {
-        req.spec.limits.wall_timeout = t;
-    }
-    if let Some(m) = args.memory {
-        req.spec.limits.memory_bytes = m;
+    // --timeout and --memory are requests, clamped by the isolation layer like a skill's.
+    req.extensions
+        .insert(skillgate::RequestedLimits(skillgate::LimitOverrides {
+            wall_timeout: args.timeout,
+            memory_bytes: args.memory,
+            ..Default::default()
+        }));
+    if args.disable.contains(&LayerName::Isolation) {
+        // Nothing clamps them then: apply them as given.
+        if let Some(t) = args.timeout {
+            req.spec.limits.wall_timeout = t;
+        }
+        if let Some(m) = args.memory {
+            req.spec.limits.memory_bytes = m;
+        }
     }
 
     let rt = tokio::runtime::Builder::new_current_thread()

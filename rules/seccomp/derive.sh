@@ -35,10 +35,12 @@ trap 'rm -rf "$work"' EXIT
 check=0
 [[ "${1:-}" == "--check" ]] && check=1
 
-# trace NAME INPUT CMD...: writes the sorted call names of one run to $work/NAME.calls
+# trace NAME INPUT DIR CMD...: runs CMD in DIR (skills run from their folder, with
+# relative paths, as a sandbox runs them) and writes the sorted call names to
+# $work/NAME.calls
 trace() {
-  local name="$1" input="$2"; shift 2
-  (cd "$work" && SKILLGATE_OUTPUT_DIR="$work" strace -f -qq -c -o "$work/$name.strace" "$@" <"$input" >"$work/$name.out")
+  local name="$1" input="$2" dir="$3"; shift 3
+  (cd "$dir" && SKILLGATE_OUTPUT_DIR="$work" strace -f -qq -c -o "$work/$name.strace" "$@" <"$input" >"$work/$name.out")
   awk 'NF>=5 && $NF ~ /^[a-z_0-9]+$/ && $NF != "syscall" && $NF != "total" {print $NF}' \
     "$work/$name.strace" | sort -u >"$work/$name.calls"
   echo "traced $name: $(wc -l <"$work/$name.calls") distinct calls" >&2
@@ -48,11 +50,11 @@ skills="$root/examples/skills"
 loads="$root/corpora/confine/workloads"
 echo '{"n": 48, "series": [3, 1, 4, 1, 5, 9, 2, 6], "data": [{"k": 1, "v": 2.5}, {"k": 1, "v": 3.5}, {"k": 2, "v": 1.0}]}' >"$work/load-input.json"
 
-trace py-example "$skills/analyze-rows/sample-input.json" "$py" "$skills/analyze-rows/scripts/main.py"
-trace js-example "$skills/count-items/sample-input.json" "$node" "$skills/count-items/scripts/main.js"
-trace py-pandas "$work/load-input.json" "$py" "$loads/pandas_stats.py"
-trace py-numpy "$work/load-input.json" "$py" "$loads/numpy_linalg.py"
-trace py-matplotlib "$work/load-input.json" "$py" "$loads/matplotlib_plot.py"
+trace py-example "$skills/analyze-rows/sample-input.json" "$skills/analyze-rows" "$py" scripts/main.py
+trace js-example "$skills/count-items/sample-input.json" "$skills/count-items" "$node" scripts/main.js
+trace py-pandas "$work/load-input.json" "$loads" "$py" pandas_stats.py
+trace py-numpy "$work/load-input.json" "$loads" "$py" numpy_linalg.py
+trace py-matplotlib "$work/load-input.json" "$loads" "$py" matplotlib_plot.py
 
 "$py" - "$work" "$here" "$check" <<'PY'
 import datetime, pathlib, sys

@@ -7,18 +7,57 @@
 //! an x86_64 host, are refused by the runtime's architecture check), and there are no
 //! Docker-only conditional fields (`includes`, `excludes`, `minKernel`).
 //!
+//! An OCI runtime loads the filter itself and then still runs its own code until it
+//! executes the container's process: runc's init (Go) closes descriptors, checks
+//! `/proc/self/fd` with `fstatfs`, talks to its parent and parks threads. Those calls,
+//! [`RUNTIME_INIT_CALLS`] (measured with `strace -f` on runc 1.1.5 and Go's runtime
+//! needs), are allowed in the emitted profile when the profile does not allow them
+//! already; without them no container would start. They are all calls on the process's
+//! own descriptors, memory, threads and clock.
+//!
 //! Runtimes build one libseccomp filter from it. Each profile rule becomes one OCI rule
 //! in the same order; the default action and errno become `defaultAction` and
 //! `defaultErrnoRet`. Where rules of different actions overlap for the same call,
 //! libseccomp and the native stacked filters may resolve them differently; the presets
 //! have no such overlaps.
-use crate::profile::validate;
+use crate::profile::{evaluate, validate};
 use crate::{Arch, ConfineError};
 use oci_spec::runtime::{
     Arch as OciArch, LinuxSeccomp, LinuxSeccompAction, LinuxSeccompArgBuilder,
     LinuxSeccompOperator, LinuxSyscall,
 };
 use skillgate_core::{ArgOp, SeccompAction, SeccompProfile};
+
+/// Calls an OCI runtime makes between loading the filter and executing the container's
+/// process; see the module docs.
+pub const RUNTIME_INIT_CALLS: &[&str] = &[
+    "close",
+    "epoll_ctl",
+    "epoll_pwait",
+    "execve",
+    "exit_group",
+    "fcntl",
+    "fstat",
+    "fstatfs",
+    "futex",
+    "getdents64",
+    "getpid",
+    "gettid",
+    "madvise",
+    "mmap",
+    "munmap",
+    "nanosleep",
+    "newfstatat",
+    "openat",
+    "read",
+    "rt_sigaction",
+    "rt_sigprocmask",
+    "rt_sigreturn",
+    "sched_yield",
+    "sigaltstack",
+    "tgkill",
+    "write",
+];
 
 /// Converts `profile` to the OCI type, for `archs` (both supported ones when empty).
 ///
@@ -38,7 +77,20 @@ pub fn to_oci(profile: &SeccompProfile, archs: &[Arch]) -> Result<LinuxSeccomp, 
         archs
     };
     let (default_action, default_errno) = action(profile.default_action);
-    let mut syscalls = Vec::with_capacity(profile.syscalls.len());
+    let mut syscalls = Vec::with_capacity(profile.syscalls.len() + 1);
+    if profile.default_action != SeccompAction::Allow {
+        let runtime: Vec<String> = RUNTIME_INIT_CALLS
+            .iter()
+            .filter(|c| evaluate(profile, c, &[0; 6]) != SeccompAction::Allow)
+            .map(|c| c.to_string())
+            .collect();
+        if !runtime.is_empty() {
+            let mut sc = LinuxSyscall::default();
+            sc.set_names(runtime);
+            sc.set_action(LinuxSeccompAction::ScmpActAllow);
+            syscalls.push(sc);
+        }
+    }
     for rule in &profile.syscalls {
         let names: Vec<String> = rule
             .names

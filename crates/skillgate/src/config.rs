@@ -23,6 +23,10 @@ pub struct Config {
     pub limits: Limits,
     /// Which interpreter executables to use.
     pub interpreters: Interpreters,
+    /// Layer 4: the seccomp preset per language and tenant, and the violation action.
+    pub seccomp: skillgate_confine::SeccompConfig,
+    /// Layer 5: the most network a skill may get, by default and per tenant.
+    pub network: skillgate_confine::NetworkConfig,
 }
 
 /// Interpreter overrides: a path or a command name looked up in `PATH`.

@@ -363,5 +363,12 @@ pub(crate) fn link_grants(
             None => LoadError::file(file, msg),
         });
     }
+    // A link that can never apply (an entity type that can hold no agent) is a mistake,
+    // not a grant: the validator only warns about it, the loader refuses it.
+    for warning in result.validation_warnings() {
+        if let Some(&i) = positions.get(warning.policy_id()) {
+            return Err(element_error(file, text, i, diagnostic_text(warning)));
+        }
+    }
     Ok(positions.len())
 }

@@ -132,7 +132,13 @@ impl Policy {
 
     /// Links the grants of a grants JSON document (see [`crate::grants`]).
     pub fn with_grants_json(mut self, file: &str, text: &str) -> Result<Policy, LoadError> {
-        load::link_grants(&self.schema, &mut self.policies, &mut self.origin, file, text)?;
+        load::link_grants(
+            &self.schema,
+            &mut self.policies,
+            &mut self.origin,
+            file,
+            text,
+        )?;
         Ok(self)
     }
 
@@ -156,6 +162,18 @@ impl Policy {
     /// The entities loaded from the entities file.
     pub fn entities(&self) -> &Entities {
         &self.entities
+    }
+
+    /// The tenant the entities file gives agent `agent_id`, if it declares the agent.
+    pub fn agent_tenant(&self, agent_id: &str) -> Option<String> {
+        let uid = cedar_policy::EntityUid::from_type_name_and_id(
+            "Agent".parse().ok()?,
+            cedar_policy::EntityId::new(agent_id),
+        );
+        match self.entities.get(&uid)?.attr("tenant")? {
+            Ok(cedar_policy::EvalResult::EntityUid(t)) => Some(t.id().unescaped().to_string()),
+            _ => None,
+        }
     }
 
     /// Every policy id (static policies, templates and grant links) with the file it comes
@@ -252,10 +270,13 @@ impl Policy {
             })
             .collect();
         errors.sort_by(|a, b| a.policy_id.cmp(&b.policy_id));
-        let allowed =
-            response.decision() == cedar_policy::Decision::Allow && errors.is_empty();
+        let allowed = response.decision() == cedar_policy::Decision::Allow && errors.is_empty();
         Decision {
-            decision: if allowed { Verdict::Allow } else { Verdict::Deny },
+            decision: if allowed {
+                Verdict::Allow
+            } else {
+                Verdict::Deny
+            },
             reasons,
             errors,
         }

@@ -84,7 +84,9 @@ pub fn deny_findings(decision: &Decision, agent: &str, skill: &str) -> Vec<Findi
     findings.extend(decision.errors.iter().map(|e| {
         Finding::new(
             LayerName::Policy,
-            e.policy_id.clone().unwrap_or_else(|| REQUEST_ERROR.to_string()),
+            e.policy_id
+                .clone()
+                .unwrap_or_else(|| REQUEST_ERROR.to_string()),
             Severity::High,
             format!("denied because the decision erred: {e}"),
         )

@@ -74,11 +74,15 @@ impl PolicySources {
 
 pub(crate) fn read_file(path: &Path) -> Result<String, LoadError> {
     let name = path.display().to_string();
-    let meta = std::fs::metadata(path).map_err(|e| LoadError::file(&name, format!("cannot read: {e}")))?;
+    let meta =
+        std::fs::metadata(path).map_err(|e| LoadError::file(&name, format!("cannot read: {e}")))?;
     if meta.len() > MAX_FILE_BYTES {
         return Err(LoadError::file(
             &name,
-            format!("{} bytes, larger than the {MAX_FILE_BYTES} bytes allowed", meta.len()),
+            format!(
+                "{} bytes, larger than the {MAX_FILE_BYTES} bytes allowed",
+                meta.len()
+            ),
         ));
     }
     std::fs::read_to_string(path).map_err(|e| LoadError::file(&name, format!("cannot read: {e}")))
@@ -111,7 +115,9 @@ pub(crate) fn read_policy_dir(dir: &Path) -> Result<PolicyDir, LoadError> {
                 if let Some((first, _)) = &schema {
                     return Err(LoadError::file(
                         file,
-                        format!("a second schema file; {first} is already the schema (one per folder)"),
+                        format!(
+                            "a second schema file; {first} is already the schema (one per folder)"
+                        ),
                     ));
                 }
                 schema = Some((file, read_file(&path)?));
@@ -120,7 +126,10 @@ pub(crate) fn read_policy_dir(dir: &Path) -> Result<PolicyDir, LoadError> {
         }
     }
     if policies.is_empty() {
-        return Err(LoadError::file(name, "no *.cedar policy file in the folder"));
+        return Err(LoadError::file(
+            name,
+            "no *.cedar policy file in the folder",
+        ));
     }
     Ok(PolicyDir { schema, policies })
 }
@@ -140,7 +149,8 @@ pub(crate) fn parse_policy_file(
     file: &str,
     text: &str,
 ) -> Result<PolicySet, LoadError> {
-    let parsed = PolicySet::from_str(text).map_err(|e| LoadError::from_diagnostic(file, text, &e))?;
+    let parsed =
+        PolicySet::from_str(text).map_err(|e| LoadError::from_diagnostic(file, text, &e))?;
     let result = Validator::new(schema.clone()).validate(&parsed, ValidationMode::Strict);
     if let Some(err) = result.validation_errors().next() {
         let count = result.validation_errors().count();
@@ -148,12 +158,17 @@ pub(crate) fn parse_policy_file(
         if let Some(id) = parsed
             .policy(err.policy_id())
             .and_then(|p| p.annotation("id"))
-            .or_else(|| parsed.template(err.policy_id()).and_then(|t| t.annotation("id")))
+            .or_else(|| {
+                parsed
+                    .template(err.policy_id())
+                    .and_then(|t| t.annotation("id"))
+            })
         {
             diag.message = format!("policy `{id}`: {}", diag.message);
         }
         if count > 1 {
-            diag.message.push_str(&format!(" (and {} more validation errors)", count - 1));
+            diag.message
+                .push_str(&format!(" (and {} more validation errors)", count - 1));
         }
         return Err(diag);
     }
@@ -214,7 +229,8 @@ pub(crate) fn merge(
             origin.insert(id, file.clone());
         }
         for p in set.policies() {
-            out.add(p.clone()).map_err(|e| LoadError::file(&file, e.to_string()))?;
+            out.add(p.clone())
+                .map_err(|e| LoadError::file(&file, e.to_string()))?;
         }
         for t in set.templates() {
             out.add_template(t.clone())
@@ -226,7 +242,11 @@ pub(crate) fn merge(
 
 /// Parses a Cedar entities JSON file against `schema`. Skill entities are refused:
 /// a skill's attributes come from its folder.
-pub(crate) fn parse_entities(schema: &Schema, file: &str, text: &str) -> Result<Entities, LoadError> {
+pub(crate) fn parse_entities(
+    schema: &Schema,
+    file: &str,
+    text: &str,
+) -> Result<Entities, LoadError> {
     let items = parse_array(file, text)?;
     for (i, item) in items.iter().enumerate() {
         let ty = item
@@ -247,9 +267,10 @@ pub(crate) fn parse_entities(schema: &Schema, file: &str, text: &str) -> Result<
         Err(whole) => {
             // Name the first element that is wrong on its own, with its line.
             for (i, item) in items.iter().enumerate() {
-                if let Err(e) =
-                    Entities::from_json_value(serde_json::Value::Array(vec![item.clone()]), Some(schema))
-                {
+                if let Err(e) = Entities::from_json_value(
+                    serde_json::Value::Array(vec![item.clone()]),
+                    Some(schema),
+                ) {
                     return Err(element_error(file, text, i, diagnostic_text(&e)));
                 }
             }
@@ -304,7 +325,10 @@ impl Uid {
     fn to_cedar(&self) -> Result<EntityUid, String> {
         let ty = EntityTypeName::from_str(&self.ty)
             .map_err(|e| format!("`{}` is not an entity type name: {e}", self.ty))?;
-        Ok(EntityUid::from_type_name_and_id(ty, EntityId::new(&self.id)))
+        Ok(EntityUid::from_type_name_and_id(
+            ty,
+            EntityId::new(&self.id),
+        ))
     }
 }
 
@@ -320,8 +344,8 @@ pub(crate) fn link_grants(
     let items = parse_array(file, text)?;
     let mut positions: HashMap<PolicyId, usize> = HashMap::new();
     for (i, item) in items.into_iter().enumerate() {
-        let grant: Grant =
-            serde_json::from_value(item).map_err(|e| element_error(file, text, i, e.to_string()))?;
+        let grant: Grant = serde_json::from_value(item)
+            .map_err(|e| element_error(file, text, i, e.to_string()))?;
         let template = PolicyId::new(&grant.template);
         if policies.template(&template).is_none() {
             return Err(element_error(
@@ -331,7 +355,12 @@ pub(crate) fn link_grants(
                 format!("no policy template with @id(\"{}\")", grant.template),
             ));
         }
-        let id = PolicyId::new(grant.id.clone().unwrap_or_else(|| format!("grant-{}", i + 1)));
+        let id = PolicyId::new(
+            grant
+                .id
+                .clone()
+                .unwrap_or_else(|| format!("grant-{}", i + 1)),
+        );
         if let Some(first) = origin.get(&id) {
             return Err(element_error(
                 file,
@@ -346,7 +375,11 @@ pub(crate) fn link_grants(
             (SlotId::resource(), &grant.resource),
         ] {
             if let Some(uid) = uid {
-                vals.insert(slot, uid.to_cedar().map_err(|e| element_error(file, text, i, e))?);
+                vals.insert(
+                    slot,
+                    uid.to_cedar()
+                        .map_err(|e| element_error(file, text, i, e))?,
+                );
             }
         }
         policies

@@ -109,7 +109,10 @@ impl RunFacts {
                 "memory_bytes".to_string(),
                 RestrictedExpression::new_long(self.memory_bytes),
             ),
-            ("pids".to_string(), RestrictedExpression::new_long(self.pids)),
+            (
+                "pids".to_string(),
+                RestrictedExpression::new_long(self.pids),
+            ),
             (
                 "file_size_bytes".to_string(),
                 RestrictedExpression::new_long(self.file_size_bytes),
@@ -314,12 +317,13 @@ impl Parts<'_> {
             Entity::new(skill_uid.clone(), attrs, HashSet::new()).map_err(|e| e.to_string())?;
         set.insert(skill_uid.clone(), skill_entity);
 
-        let entities = Entities::from_entities(set.into_values(), Some(self.schema)).map_err(|e| {
-            format!(
-                "the request's entities do not fit the schema: {}",
-                crate::load::diagnostic_text(&e)
-            )
-        })?;
+        let entities =
+            Entities::from_entities(set.into_values(), Some(self.schema)).map_err(|e| {
+                format!(
+                    "the request's entities do not fit the schema: {}",
+                    crate::load::diagnostic_text(&e)
+                )
+            })?;
         Ok((agent_uid, skill_uid, entities))
     }
 

@@ -16,7 +16,11 @@ fn every_policy_test_file_passes() {
     let mut files = 0;
     for entry in std::fs::read_dir(rules_dir().join("tests")).unwrap() {
         let path = entry.unwrap().path();
-        if !path.file_name().unwrap().to_string_lossy().ends_with(".json")
+        if !path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .ends_with(".json")
             || path.file_name().unwrap() == "grants.json"
         {
             continue;
@@ -136,7 +140,11 @@ fn trusted_caller_groups_count_only_when_configured() {
         .build();
     let caller = Caller::new("a", "acme").with_groups(["g"]);
     let facts = RunFacts::for_skill(&skill, &Limits::default());
-    assert!(!policy.authorize(&caller, &skill, Action::Execute, &facts).is_allowed());
+    assert!(
+        !policy
+            .authorize(&caller, &skill, Action::Execute, &facts)
+            .is_allowed()
+    );
     let trusting = policy.with_trusted_caller_groups(true);
     let d = trusting.authorize(&caller, &skill, Action::Execute, &facts);
     assert!(d.is_allowed(), "{d:?}");

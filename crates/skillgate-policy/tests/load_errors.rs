@@ -56,13 +56,19 @@ fn a_duplicate_id_names_both_files() {
     )
     .unwrap_err();
     assert_eq!(err.file, "two.cedar");
-    assert!(err.message.contains("one.cedar") && err.message.contains("same"), "{err}");
+    assert!(
+        err.message.contains("one.cedar") && err.message.contains("same"),
+        "{err}"
+    );
 }
 
 #[test]
 fn a_broken_schema_names_its_line() {
     let err = Policy::from_texts(
-        ("bad.cedarschema", "entity Tenant;\n\nentity Agent in [Tenant] {\n  tenant: Tenant\n  x: Bool,\n};\n"),
+        (
+            "bad.cedarschema",
+            "entity Tenant;\n\nentity Agent in [Tenant] {\n  tenant: Tenant\n  x: Bool,\n};\n",
+        ),
         &[],
     )
     .unwrap_err();
@@ -117,7 +123,10 @@ fn bad_grants_are_refused_at_their_line() {
     assert!(err.message.contains("no-such"), "{err}");
 
     let wrong_type = "[{\"template\": \"restricted-grant\", \"principal\": {\"type\": \"Skill\", \"id\": \"acme/s\"}, \"resource\": {\"type\": \"Skill\", \"id\": \"acme/s\"}}]";
-    let err = p.clone().with_grants_json("g.json", wrong_type).unwrap_err();
+    let err = p
+        .clone()
+        .with_grants_json("g.json", wrong_type)
+        .unwrap_err();
     assert_eq!(err.line, Some(1), "{err}");
 
     let typo = "[{\"templat\": \"restricted-grant\"}]";
@@ -150,6 +159,11 @@ fn the_rules_folder_loads_like_the_built_in_defaults() {
         ..Default::default()
     })
     .unwrap();
-    let ids = |p: &Policy| p.policy_ids().into_iter().map(|(id, _)| id).collect::<Vec<_>>();
+    let ids = |p: &Policy| {
+        p.policy_ids()
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect::<Vec<_>>()
+    };
     assert_eq!(ids(&from_dir), ids(&Policy::builtin().unwrap()));
 }

@@ -40,8 +40,22 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
     // The input schema gate is part of the skill's contract, not a security layer that
     // can be switched off.
     let mut builder = PipelineBuilder::new().layer_at(LayerName::Input, InputSchemaLayer::new());
+    if enabled(LayerName::Policy) {
+        let policy = skillgate_policy::Policy::load(&config.policy).map_err(|e| AssembleError {
+            layer: LayerName::Policy,
+            message: e.to_string(),
+        })?;
+        if config.policy.entities.is_none() {
+            notices.push(
+                "no [policy] entities file is configured: every agent is unknown, so the policy layer denies every execution".into(),
+            );
+        }
+        builder = builder.layer_at(
+            LayerName::Policy,
+            skillgate_policy::PolicyLayer::new(policy),
+        );
+    }
     let _ = &mut builder;
-    let _ = enabled;
 
     let mut executor = ProcessExecutor::new();
     if let Some(p) = &config.interpreters.python {

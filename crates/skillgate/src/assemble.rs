@@ -56,6 +56,21 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
         })?;
         builder = builder.layer_at(LayerName::Network, layer);
     }
+    if enabled(LayerName::Policy) {
+        let policy = skillgate_policy::Policy::load(&config.policy).map_err(|e| AssembleError {
+            layer: LayerName::Policy,
+            message: e.to_string(),
+        })?;
+        if config.policy.entities.is_none() {
+            notices.push(
+                "no [policy] entities file is configured: every agent is unknown, so the policy layer denies every execution".into(),
+            );
+        }
+        builder = builder.layer_at(
+            LayerName::Policy,
+            skillgate_policy::PolicyLayer::new(policy),
+        );
+    }
 
     let isolation = |caps| IsolationLayer::new(config.limits, config.isolation.clone(), caps);
     let service = match config.executor.kind {

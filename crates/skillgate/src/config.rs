@@ -31,6 +31,8 @@ pub struct Config {
     pub seccomp: skillgate_confine::SeccompConfig,
     /// Layer 5: the most network a skill may get, by default and per tenant.
     pub network: skillgate_confine::NetworkConfig,
+    /// The Cedar policy gate: policies folder, entities file, grants file.
+    pub policy: skillgate_policy::PolicySources,
 }
 
 /// `[executor]`: which executor runs the skills.
@@ -100,7 +102,11 @@ impl Config {
             path: path.into(),
             source,
         })?;
-        from_str(&text, &path.display().to_string())
+        let mut config = from_str(&text, &path.display().to_string())?;
+        // Paths in a config file are relative to the file's folder.
+        let base = path.parent().unwrap_or(Path::new("."));
+        config.policy.resolve_relative_to(base);
+        Ok(config)
     }
 }
 
@@ -117,6 +123,22 @@ mod tests {
             Limits::default(),
             "the example documents the defaults"
         );
+    }
+
+    #[test]
+    fn policy_paths_resolve_relative_to_the_config_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("skillgate.toml");
+        std::fs::write(
+            &path,
+            "[policy]\nentities = \"entities.json\"\ngrants = \"/abs/grants.json\"\n",
+        )
+        .unwrap();
+        let cfg = Config::load(&path).unwrap();
+        assert_eq!(cfg.policy.entities, Some(dir.path().join("entities.json")));
+        assert_eq!(cfg.policy.grants, Some(PathBuf::from("/abs/grants.json")));
+        assert_eq!(cfg.policy.policies, None);
+        assert!(from_str("[policy]\nentitys = \"x\"\n", "x.toml").is_err());
     }
 
     #[test]

@@ -1,3 +1,4 @@
 //! One module per subcommand.
 pub(crate) mod emit;
+pub(crate) mod policy;
 pub(crate) mod run;

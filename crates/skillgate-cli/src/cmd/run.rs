@@ -43,6 +43,15 @@ pub(crate) struct RunArgs {
     /// The config file (skillgate.toml).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Cedar policies folder for the policy layer (overrides `[policy] policies`).
+    #[arg(long, value_name = "DIR")]
+    policies: Option<PathBuf>,
+    /// Cedar entities file for the policy layer (overrides `[policy] entities`).
+    #[arg(long, value_name = "FILE")]
+    entities: Option<PathBuf>,
+    /// Grants file for the policy layer (overrides `[policy] grants`).
+    #[arg(long, value_name = "FILE")]
+    grants: Option<PathBuf>,
     /// Switch a layer off (policy, prescan, isolation, seccomp, network, secrets, monitor); for testing one layer without another.
     #[arg(long, value_name = "LAYER", value_parser = parse_layer)]
     disable: Vec<LayerName>,
@@ -141,10 +150,19 @@ fn load_skill(args: &RunArgs) -> Result<Skill, UsageError> {
 }
 
 pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
-    let config = match &args.config {
+    let mut config = match &args.config {
         Some(p) => Config::load(p)?,
         None => Config::default(),
     };
+    if let Some(p) = &args.policies {
+        config.policy.policies = Some(p.clone());
+    }
+    if let Some(p) = &args.entities {
+        config.policy.entities = Some(p.clone());
+    }
+    if let Some(p) = &args.grants {
+        config.policy.grants = Some(p.clone());
+    }
     let skill = load_skill(&args)?;
     let input = read_input(&args)?;
     let assembled = skillgate::assemble::from_config(&config, &args.disable)?;

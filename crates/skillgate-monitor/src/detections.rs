@@ -490,6 +490,10 @@ fn explain(cond: &Condition, sig: &Signals, ctx: &Context<'_>) -> Result<Option<
             // itself, so the spike does not raise its own baseline.
             let windows = baseline_window.as_secs_f64() / window.as_secs_f64();
             let before = long.saturating_sub(recent) as f64;
+            if before == 0.0 {
+                // No history before the short window: nothing to spike above.
+                return Ok(None);
+            }
             let avg = (before / (windows - 1.0)).max(1.0);
             let ratio = recent as f64 / avg;
             (ratio >= *factor).then(|| {

@@ -21,6 +21,8 @@ struct Cli {
 enum Command {
     /// Run a skill (a folder, or a bare script) through the pipeline.
     Run(cmd::run::RunArgs),
+    /// Inspect the behavioural monitor's state: status, release a quarantine, metrics.
+    Monitor(cmd::monitor::MonitorArgs),
 }
 
 /// An error that ends the command with exit code 2 and a message on stderr.
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => cmd::run::run(args),
+        Command::Monitor(args) => cmd::monitor::run(args),
     };
     match result {
         Ok(code) => code,

@@ -49,25 +49,35 @@ fn nonzero_exit() {
     let v = m.observe_at(&meta("a", "s"), &o, T0).unwrap();
     assert!(fired(&v, "monitor.nonzero_exit"), "{:?}", ids(&v));
     assert!(v.findings[0].message.contains("exit code 3"));
-    let v = m.observe_at(&meta("a", "s"), &ran(10, MIB, 10), T0 + 1).unwrap();
+    let v = m
+        .observe_at(&meta("a", "s"), &ran(10, MIB, 10), T0 + 1)
+        .unwrap();
     assert!(!fired(&v, "monitor.nonzero_exit"));
 }
 
 #[test]
 fn security_violation() {
     let m = memory_monitor();
-    let v = m.observe_at(&meta("a", "s"), &with_status(Status::SecurityViolation), T0).unwrap();
+    let v = m
+        .observe_at(&meta("a", "s"), &with_status(Status::SecurityViolation), T0)
+        .unwrap();
     assert!(fired(&v, "monitor.security_violation"));
-    let v = m.observe_at(&meta("a", "s"), &with_status(Status::Timeout), T0 + 1).unwrap();
+    let v = m
+        .observe_at(&meta("a", "s"), &with_status(Status::Timeout), T0 + 1)
+        .unwrap();
     assert!(!fired(&v, "monitor.security_violation"));
 }
 
 #[test]
 fn resource_exhausted() {
     let m = memory_monitor();
-    let v = m.observe_at(&meta("a", "s"), &with_status(Status::ResourceExhausted), T0).unwrap();
+    let v = m
+        .observe_at(&meta("a", "s"), &with_status(Status::ResourceExhausted), T0)
+        .unwrap();
     assert!(fired(&v, "monitor.resource_exhausted"));
-    let v = m.observe_at(&meta("a", "s"), &with_status(Status::Ok), T0 + 1).unwrap();
+    let v = m
+        .observe_at(&meta("a", "s"), &with_status(Status::Ok), T0 + 1)
+        .unwrap();
     assert!(!fired(&v, "monitor.resource_exhausted"));
 }
 
@@ -76,18 +86,29 @@ fn denial_burst_counts_within_the_window_per_agent() {
     let m = memory_monitor();
     let denied = rejected(Status::Denied, LayerName::Policy, "tenant-isolation");
     for i in 0..4 {
-        let v = m.observe_at(&meta("a", "s"), &denied, T0 + i * MIN).unwrap();
+        let v = m
+            .observe_at(&meta("a", "s"), &denied, T0 + i * MIN)
+            .unwrap();
         assert!(!fired(&v, "monitor.denial_burst"), "request {i}");
         // Another agent's denials do not count for `a`.
-        m.observe_at(&meta("b", "s"), &denied, T0 + i * MIN + 1).unwrap();
+        m.observe_at(&meta("b", "s"), &denied, T0 + i * MIN + 1)
+            .unwrap();
     }
-    let v = m.observe_at(&meta("a", "s"), &denied, T0 + 4 * MIN).unwrap();
+    let v = m
+        .observe_at(&meta("a", "s"), &denied, T0 + 4 * MIN)
+        .unwrap();
     assert!(fired(&v, "monitor.denial_burst"), "{:?}", ids(&v));
-    assert!(v.findings.iter().any(|f| f.message.contains("5 denied requests for this agent in 5m")));
+    assert!(
+        v.findings
+            .iter()
+            .any(|f| f.message.contains("5 denied requests for this agent in 5m"))
+    );
     // Spread out, the same number is no burst.
     let m = memory_monitor();
     for i in 0..5 {
-        let v = m.observe_at(&meta("a", "s"), &denied, T0 + i * 2 * MIN).unwrap();
+        let v = m
+            .observe_at(&meta("a", "s"), &denied, T0 + i * 2 * MIN)
+            .unwrap();
         assert!(!fired(&v, "monitor.denial_burst"));
     }
 }
@@ -98,7 +119,10 @@ fn block_burst() {
     let blocked = rejected(Status::Blocked, LayerName::Prescan, "py.subprocess");
     let mut last = None;
     for i in 0..5 {
-        last = Some(m.observe_at(&meta("a", "s"), &blocked, T0 + i * 1000).unwrap());
+        last = Some(
+            m.observe_at(&meta("a", "s"), &blocked, T0 + i * 1000)
+                .unwrap(),
+        );
         if i < 4 {
             assert!(!fired(last.as_ref().unwrap(), "monitor.block_burst"));
         }
@@ -110,11 +134,21 @@ fn block_burst() {
 fn secrets_in_output() {
     let m = memory_monitor();
     let mut o = ran(10, MIB, 10);
-    o.findings.push(skillgate_core::Finding::new(LayerName::Secrets, "aws-access-key", skillgate_core::Severity::High, "redacted"));
+    o.findings.push(skillgate_core::Finding::new(
+        LayerName::Secrets,
+        "aws-access-key",
+        skillgate_core::Severity::High,
+        "redacted",
+    ));
     let v = m.observe_at(&meta("a", "s"), &o, T0).unwrap();
     assert!(fired(&v, "monitor.secrets_in_output"));
     let mut o = ran(10, MIB, 10);
-    o.findings.push(skillgate_core::Finding::new(LayerName::Prescan, "py.eval", skillgate_core::Severity::Low, "x"));
+    o.findings.push(skillgate_core::Finding::new(
+        LayerName::Prescan,
+        "py.eval",
+        skillgate_core::Severity::Low,
+        "x",
+    ));
     let v = m.observe_at(&meta("a", "s"), &o, T0 + 1).unwrap();
     assert!(!fired(&v, "monitor.secrets_in_output"));
 }
@@ -126,13 +160,21 @@ fn timeout_streak_is_per_skill_and_broken_by_success() {
     m.observe_at(&meta("a", "s"), &to, T0).unwrap();
     m.observe_at(&meta("a", "other"), &to, T0 + 1).unwrap();
     m.observe_at(&meta("a", "s"), &to, T0 + 2).unwrap();
-    m.observe_at(&meta("a", "s"), &ran(10, MIB, 1), T0 + 3).unwrap();
+    m.observe_at(&meta("a", "s"), &ran(10, MIB, 1), T0 + 3)
+        .unwrap();
     let v = m.observe_at(&meta("a", "s"), &to, T0 + 4).unwrap();
-    assert!(!fired(&v, "monitor.timeout_streak"), "a success broke the streak");
+    assert!(
+        !fired(&v, "monitor.timeout_streak"),
+        "a success broke the streak"
+    );
     m.observe_at(&meta("a", "s"), &to, T0 + 5).unwrap();
     let v = m.observe_at(&meta("a", "s"), &to, T0 + 6).unwrap();
     assert!(fired(&v, "monitor.timeout_streak"), "{:?}", ids(&v));
-    assert!(fired(&v, "monitor.throttle"), "the streak throttles: {:?}", ids(&v));
+    assert!(
+        fired(&v, "monitor.throttle"),
+        "the streak throttles: {:?}",
+        ids(&v)
+    );
 }
 
 #[test]
@@ -142,8 +184,14 @@ fn output_at_cap() {
     o.stderr_truncated = true;
     let v = m.observe_at(&meta("a", "s"), &o, T0).unwrap();
     assert!(fired(&v, "monitor.output_at_cap"));
-    assert!(v.findings.iter().any(|f| f.message.contains("stderr reached its cap")));
-    let v = m.observe_at(&meta("a", "s"), &ran(10, MIB, 10), T0 + 1).unwrap();
+    assert!(
+        v.findings
+            .iter()
+            .any(|f| f.message.contains("stderr reached its cap"))
+    );
+    let v = m
+        .observe_at(&meta("a", "s"), &ran(10, MIB, 10), T0 + 1)
+        .unwrap();
     assert!(!fired(&v, "monitor.output_at_cap"));
 }
 
@@ -152,32 +200,47 @@ fn rate_spike_against_the_agents_own_average() {
     let m = memory_monitor();
     // An hour of one request every two minutes.
     for i in 0..30 {
-        let v = m.observe_at(&meta("a", "s"), &ran(10, MIB, 10), T0 + i * 2 * MIN).unwrap();
+        let v = m
+            .observe_at(&meta("a", "s"), &ran(10, MIB, 10), T0 + i * 2 * MIN)
+            .unwrap();
         assert!(!fired(&v, "monitor.rate_spike"));
     }
     // A new agent starting busy has no average to spike above.
     for i in 0..40 {
-        let v = m.observe_at(&meta("new", "s"), &ran(10, MIB, 10), T0 + i * 1000).unwrap();
+        let v = m
+            .observe_at(&meta("new", "s"), &ran(10, MIB, 10), T0 + i * 1000)
+            .unwrap();
         assert!(!fired(&v, "monitor.rate_spike"));
     }
     // Then 40 in one minute.
     let start = T0 + 60 * MIN;
     let mut hits = 0;
     for i in 0..40 {
-        let v = m.observe_at(&meta("a", "s"), &ran(10, MIB, 10), start + i * 1000).unwrap();
+        let v = m
+            .observe_at(&meta("a", "s"), &ran(10, MIB, 10), start + i * 1000)
+            .unwrap();
         if fired(&v, "monitor.rate_spike") {
             hits += 1;
         }
     }
     assert!(hits > 0, "the spike was detected");
-    assert!(hits <= 11, "only once the minute holds 30+ requests: {hits}");
+    assert!(
+        hits <= 11,
+        "only once the minute holds 30+ requests: {hits}"
+    );
 }
 
 fn warm(m: &skillgate_monitor::Monitor, agent: &str) -> i64 {
     let mut rng = Rng(7);
     for i in 0..30 {
-        let o = ran(rng.range(8, 14), rng.range(18, 22) * MIB, rng.range(80, 120) as usize);
-        let v = m.observe_at(&meta(agent, "s"), &o, T0 + i * 2 * MIN).unwrap();
+        let o = ran(
+            rng.range(8, 14),
+            rng.range(18, 22) * MIB,
+            rng.range(80, 120) as usize,
+        );
+        let v = m
+            .observe_at(&meta(agent, "s"), &o, T0 + i * 2 * MIN)
+            .unwrap();
         assert!(v.findings.is_empty(), "normal run {i}: {:?}", ids(&v));
     }
     T0 + 61 * MIN
@@ -187,11 +250,25 @@ fn warm(m: &skillgate_monitor::Monitor, agent: &str) -> i64 {
 fn wall_above_baseline_explains_the_ratio() {
     let m = memory_monitor();
     let t = warm(&m, "a");
-    let v = m.observe_at(&meta("a", "s"), &ran(450, 20 * MIB, 100), t).unwrap();
+    let v = m
+        .observe_at(&meta("a", "s"), &ran(450, 20 * MIB, 100), t)
+        .unwrap();
     assert!(fired(&v, "monitor.wall_above_baseline"), "{:?}", ids(&v));
-    let f = v.findings.iter().find(|f| f.rule_id == "monitor.wall_above_baseline").unwrap();
-    assert!(f.message.contains("wall time") && f.message.contains("× this skill's baseline") && f.message.contains("over 30 runs"), "{}", f.message);
-    let v = m.observe_at(&meta("a", "s"), &ran(20, 20 * MIB, 100), t + 1).unwrap();
+    let f = v
+        .findings
+        .iter()
+        .find(|f| f.rule_id == "monitor.wall_above_baseline")
+        .unwrap();
+    assert!(
+        f.message.contains("wall time")
+            && f.message.contains("× this skill's baseline")
+            && f.message.contains("over 30 runs"),
+        "{}",
+        f.message
+    );
+    let v = m
+        .observe_at(&meta("a", "s"), &ran(20, 20 * MIB, 100), t + 1)
+        .unwrap();
     assert!(!fired(&v, "monitor.wall_above_baseline"));
 }
 
@@ -199,10 +276,16 @@ fn wall_above_baseline_explains_the_ratio() {
 fn baselines_need_min_samples() {
     let m = memory_monitor();
     for i in 0..5 {
-        m.observe_at(&meta("a", "s"), &ran(10, 20 * MIB, 100), T0 + i).unwrap();
+        m.observe_at(&meta("a", "s"), &ran(10, 20 * MIB, 100), T0 + i)
+            .unwrap();
     }
-    let v = m.observe_at(&meta("a", "s"), &ran(5000, 20 * MIB, 100), T0 + 10).unwrap();
-    assert!(!fired(&v, "monitor.wall_above_baseline"), "5 samples are not a baseline");
+    let v = m
+        .observe_at(&meta("a", "s"), &ran(5000, 20 * MIB, 100), T0 + 10)
+        .unwrap();
+    assert!(
+        !fired(&v, "monitor.wall_above_baseline"),
+        "5 samples are not a baseline"
+    );
 }
 
 #[test]
@@ -213,7 +296,9 @@ fn cpu_above_baseline() {
     o.usage.user_cpu = std::time::Duration::from_millis(900);
     let v = m.observe_at(&meta("a", "s"), &o, t).unwrap();
     assert!(fired(&v, "monitor.cpu_above_baseline"), "{:?}", ids(&v));
-    let v = m.observe_at(&meta("a", "s"), &ran(12, 20 * MIB, 100), t + 1).unwrap();
+    let v = m
+        .observe_at(&meta("a", "s"), &ran(12, 20 * MIB, 100), t + 1)
+        .unwrap();
     assert!(!fired(&v, "monitor.cpu_above_baseline"));
 }
 
@@ -221,9 +306,13 @@ fn cpu_above_baseline() {
 fn memory_above_baseline() {
     let m = memory_monitor();
     let t = warm(&m, "a");
-    let v = m.observe_at(&meta("a", "s"), &ran(12, 200 * MIB, 100), t).unwrap();
+    let v = m
+        .observe_at(&meta("a", "s"), &ran(12, 200 * MIB, 100), t)
+        .unwrap();
     assert!(fired(&v, "monitor.memory_above_baseline"), "{:?}", ids(&v));
-    let v = m.observe_at(&meta("a", "s"), &ran(12, 30 * MIB, 100), t + 1).unwrap();
+    let v = m
+        .observe_at(&meta("a", "s"), &ran(12, 30 * MIB, 100), t + 1)
+        .unwrap();
     assert!(!fired(&v, "monitor.memory_above_baseline"));
 }
 
@@ -231,26 +320,49 @@ fn memory_above_baseline() {
 fn output_above_baseline() {
     let m = memory_monitor();
     let t = warm(&m, "a");
-    let v = m.observe_at(&meta("a", "s"), &ran(12, 20 * MIB, 500_000), t).unwrap();
+    let v = m
+        .observe_at(&meta("a", "s"), &ran(12, 20 * MIB, 500_000), t)
+        .unwrap();
     assert!(fired(&v, "monitor.output_above_baseline"), "{:?}", ids(&v));
-    let v = m.observe_at(&meta("a", "s"), &ran(12, 20 * MIB, 900), t + 1).unwrap();
+    let v = m
+        .observe_at(&meta("a", "s"), &ran(12, 20 * MIB, 900), t + 1)
+        .unwrap();
     assert!(!fired(&v, "monitor.output_above_baseline"));
 }
 
 #[test]
 fn bad_rule_files_name_what_is_wrong() {
     let cases = [
-        ("[[detection]]\nid = \"x\"\nseverity = \"high\"\naction = \"alert\"\nmessage = \"m\"\nwhen = { kind = \"teleport\" }\n", "teleport"),
-        ("[[detection]]\nid = \"x\"\nseverity = \"high\"\naction = \"alert\"\nmessage = \"m\"\nwhen = { kind = \"burst\", statuses = [\"denied\"], count = 1, window = \"1m\" }\n", "count"),
-        ("[[detection]]\nid = \"x\"\nseverity = \"high\"\naction = \"nuke\"\nmessage = \"m\"\nwhen = { kind = \"nonzero_exit\" }\n", "nuke"),
-        ("[[detection]]\nid = \"x\"\nseverity = \"high\"\naction = \"alert\"\nmessage = \"m\"\nwhen = { kind = \"above_baseline\", metric = \"wall\", factor = 0.5 }\n", "factor"),
-        ("[[detection]]\nid = \"x y\"\nseverity = \"high\"\naction = \"alert\"\nmessage = \"m\"\nwhen = { kind = \"nonzero_exit\" }\n", "x y"),
+        (
+            "[[detection]]\nid = \"x\"\nseverity = \"high\"\naction = \"alert\"\nmessage = \"m\"\nwhen = { kind = \"teleport\" }\n",
+            "teleport",
+        ),
+        (
+            "[[detection]]\nid = \"x\"\nseverity = \"high\"\naction = \"alert\"\nmessage = \"m\"\nwhen = { kind = \"burst\", statuses = [\"denied\"], count = 1, window = \"1m\" }\n",
+            "count",
+        ),
+        (
+            "[[detection]]\nid = \"x\"\nseverity = \"high\"\naction = \"nuke\"\nmessage = \"m\"\nwhen = { kind = \"nonzero_exit\" }\n",
+            "nuke",
+        ),
+        (
+            "[[detection]]\nid = \"x\"\nseverity = \"high\"\naction = \"alert\"\nmessage = \"m\"\nwhen = { kind = \"above_baseline\", metric = \"wall\", factor = 0.5 }\n",
+            "factor",
+        ),
+        (
+            "[[detection]]\nid = \"x y\"\nseverity = \"high\"\naction = \"alert\"\nmessage = \"m\"\nwhen = { kind = \"nonzero_exit\" }\n",
+            "x y",
+        ),
     ];
     for (text, needle) in cases {
-        let err = Detections::from_toml(text, "r.toml").unwrap_err().to_string();
+        let err = Detections::from_toml(text, "r.toml")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("r.toml") && err.contains(needle), "{err}");
     }
     let one = "[[detection]]\nid = \"x\"\nseverity = \"high\"\naction = \"alert\"\nmessage = \"m\"\nwhen = { kind = \"nonzero_exit\" }\n";
-    let err = Detections::from_toml(&format!("{one}{one}"), "r.toml").unwrap_err().to_string();
+    let err = Detections::from_toml(&format!("{one}{one}"), "r.toml")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("duplicate"), "{err}");
 }

@@ -18,7 +18,12 @@ use std::sync::Arc;
 
 fn open_monitor(dir: &Path) -> Monitor {
     let store = Store::open(dir, Durability::Flush).unwrap();
-    Monitor::new(Arc::new(store), Detections::builtin(), &MonitorConfig::default()).unwrap()
+    Monitor::new(
+        Arc::new(store),
+        Detections::builtin(),
+        &MonitorConfig::default(),
+    )
+    .unwrap()
 }
 
 /// The outcome of the i-th execution of a writer: a mix of statuses.
@@ -65,7 +70,10 @@ fn check_exactly_once(dir: &Path, expected: &BTreeSet<String>) {
     let ids = store.request_ids().unwrap();
     let unique: BTreeSet<String> = ids.iter().cloned().collect();
     assert_eq!(ids.len(), unique.len(), "duplicate ids in the store");
-    assert!(expected.is_subset(&unique), "a committed execution is missing from the store");
+    assert!(
+        expected.is_subset(&unique),
+        "a committed execution is missing from the store"
+    );
     let trail = audit::read(&dir.join("audit.jsonl")).unwrap();
     let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     for r in &trail.records {
@@ -73,9 +81,15 @@ fn check_exactly_once(dir: &Path, expected: &BTreeSet<String>) {
             *seen.entry(e.request_id.clone()).or_default() += 1;
         }
     }
-    assert!(seen.values().all(|&n| n == 1), "a request is in the trail twice");
+    assert!(
+        seen.values().all(|&n| n == 1),
+        "a request is in the trail twice"
+    );
     for id in &unique {
-        assert!(seen.contains_key(id), "stored execution {id} has no audit record");
+        assert!(
+            seen.contains_key(id),
+            "stored execution {id} has no audit record"
+        );
     }
     let executions: f64 = store
         .counters()
@@ -84,7 +98,11 @@ fn check_exactly_once(dir: &Path, expected: &BTreeSet<String>) {
         .filter(|(n, ..)| n == "skillgate_executions_total")
         .map(|(.., v)| v)
         .sum();
-    assert_eq!(executions as usize, unique.len(), "counters disagree with the events");
+    assert_eq!(
+        executions as usize,
+        unique.len(),
+        "counters disagree with the events"
+    );
 }
 
 fn threads_and_processes() {
@@ -107,7 +125,9 @@ fn threads_and_processes() {
         })
         .collect();
     // ...while 4 processes × 60 executions write to the same state.
-    let mut children: Vec<_> = (0..4).map(|p| spawn_writer(dir.path(), 60, &format!("proc-{}", p % 2))).collect();
+    let mut children: Vec<_> = (0..4)
+        .map(|p| spawn_writer(dir.path(), 60, &format!("proc-{}", p % 2)))
+        .collect();
     for h in handles {
         expected.extend(h.join().unwrap());
     }
@@ -120,8 +140,15 @@ fn threads_and_processes() {
     assert_eq!(expected.len(), 8 * 40 + 4 * 60);
     check_exactly_once(dir.path(), &expected);
     let store = Store::open(dir.path(), Durability::Flush).unwrap();
-    assert_eq!(store.request_ids().unwrap().len(), expected.len(), "nothing extra either");
-    println!("threads_and_processes: {} executions from 8 threads and 4 processes, each recorded once", expected.len());
+    assert_eq!(
+        store.request_ids().unwrap().len(),
+        expected.len(),
+        "nothing extra either"
+    );
+    println!(
+        "threads_and_processes: {} executions from 8 threads and 4 processes, each recorded once",
+        expected.len()
+    );
 }
 
 fn kill_9_mid_stream() {
@@ -134,7 +161,10 @@ fn kill_9_mid_stream() {
     let mut line = String::new();
     while ids.len() < 150 {
         line.clear();
-        assert!(reader.read_line(&mut line).unwrap() > 0, "the writer stopped early");
+        assert!(
+            reader.read_line(&mut line).unwrap() > 0,
+            "the writer stopped early"
+        );
         ids.push(line.trim().strip_prefix("committed ").unwrap().to_string());
     }
     // SIGKILL while it is writing.
@@ -150,7 +180,10 @@ fn kill_9_mid_stream() {
     // And the store keeps working after the crash.
     let m = open_monitor(dir.path());
     m.observe(&meta("victim", "s"), &ran(10, MIB, 1)).unwrap();
-    println!("kill_9_mid_stream: {} committed executions survived the kill", expected.len());
+    println!(
+        "kill_9_mid_stream: {} committed executions survived the kill",
+        expected.len()
+    );
 }
 
 fn main() {

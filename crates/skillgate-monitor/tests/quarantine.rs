@@ -1,7 +1,10 @@
 //! Quarantine and release at the monitor's layer, and the throttle.
 mod common;
 use common::*;
-use skillgate_core::{BoxError, Caller, ExecOutcome, ExecRequest, Language, LayerName, QuarantineSource, Skill, Status};
+use skillgate_core::{
+    BoxError, Caller, ExecOutcome, ExecRequest, Language, LayerName, QuarantineSource, Skill,
+    Status,
+};
 use skillgate_monitor::audit::{self, AuditRecord};
 use skillgate_monitor::detections::Detections;
 use skillgate_monitor::{Durability, Monitor, MonitorConfig, MonitorLayer, Store};
@@ -14,7 +17,12 @@ const T0: i64 = 1_800_000_000_000;
 fn strikes_quarantine_the_next_request_is_recorded_and_release_is_audited() {
     let dir = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open(dir.path(), Durability::Flush).unwrap());
-    let m = Monitor::new(store.clone(), Detections::builtin(), &MonitorConfig::default()).unwrap();
+    let m = Monitor::new(
+        store.clone(),
+        Detections::builtin(),
+        &MonitorConfig::default(),
+    )
+    .unwrap();
     let kill = with_status(Status::SecurityViolation);
     for i in 0..2 {
         let v = m.observe_at(&meta("mallory", "s"), &kill, T0 + i).unwrap();
@@ -23,7 +31,11 @@ fn strikes_quarantine_the_next_request_is_recorded_and_release_is_audited() {
     }
     let v = m.observe_at(&meta("mallory", "s"), &kill, T0 + 2).unwrap();
     assert!(v.quarantined, "{:?}", ids(&v));
-    let q = v.findings.iter().find(|f| f.rule_id == "monitor.quarantine").unwrap();
+    let q = v
+        .findings
+        .iter()
+        .find(|f| f.rule_id == "monitor.quarantine")
+        .unwrap();
     assert!(q.message.contains("3 strikes"), "{}", q.message);
     assert!(store.is_quarantined("acme", "mallory").unwrap());
     assert!(!store.is_quarantined("acme", "alice").unwrap());
@@ -35,30 +47,65 @@ fn strikes_quarantine_the_next_request_is_recorded_and_release_is_audited() {
 
     // The next request (denied by the policy layer) is recorded, marked as quarantined.
     let next = meta("mallory", "s");
-    m.observe_at(&next, &rejected(Status::Denied, LayerName::Policy, "quarantine"), T0 + 3).unwrap();
+    m.observe_at(
+        &next,
+        &rejected(Status::Denied, LayerName::Policy, "quarantine"),
+        T0 + 3,
+    )
+    .unwrap();
     assert!(store.request_ids().unwrap().contains(&next.request_id));
 
     // Release: lifted, strikes cleared, audited.
-    let released = store.release("acme", "mallory", "operator", T0 + 4).unwrap();
+    let released = store
+        .release("acme", "mallory", "operator", T0 + 4)
+        .unwrap();
     assert!(released.is_some());
     assert!(!store.is_quarantined("acme", "mallory").unwrap());
-    assert!(store.release("acme", "mallory", "operator", T0 + 5).unwrap().is_none(), "nothing to release twice");
+    assert!(
+        store
+            .release("acme", "mallory", "operator", T0 + 5)
+            .unwrap()
+            .is_none(),
+        "nothing to release twice"
+    );
     let status = store.agent_status("acme", "mallory", T0 + 6, 0).unwrap();
     assert_eq!(status.strikes, 0);
     assert!(status.quarantine.is_none());
 
     let trail = audit::read(&dir.path().join("audit.jsonl")).unwrap();
     assert!(!trail.torn_tail);
-    let releases: Vec<_> = trail.records.iter().filter_map(|r| match r { AuditRecord::Release(r) => Some(r), _ => None }).collect();
+    let releases: Vec<_> = trail
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            AuditRecord::Release(r) => Some(r),
+            _ => None,
+        })
+        .collect();
     assert_eq!(releases.len(), 1);
-    assert_eq!((releases[0].agent.as_str(), releases[0].by.as_str()), ("mallory", "operator"));
+    assert_eq!(
+        (releases[0].agent.as_str(), releases[0].by.as_str()),
+        ("mallory", "operator")
+    );
     assert!(releases[0].reason.contains("monitor.security_violation"));
     let marked = trail.records.iter().any(|r| matches!(r, AuditRecord::Execution(e) if e.request_id == next.request_id && e.monitor.was_quarantined));
-    assert!(marked, "the quarantined agent's request is in the trail, marked");
+    assert!(
+        marked,
+        "the quarantined agent's request is in the trail, marked"
+    );
     let metrics = skillgate_monitor::metrics::render(&store, T0).unwrap();
-    assert!(metrics.contains("skillgate_quarantines_total 1"), "{metrics}");
-    assert!(metrics.contains("skillgate_quarantine_releases_total 1"), "{metrics}");
-    assert!(metrics.contains("skillgate_quarantined_agents 0"), "{metrics}");
+    assert!(
+        metrics.contains("skillgate_quarantines_total 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("skillgate_quarantine_releases_total 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("skillgate_quarantined_agents 0"),
+        "{metrics}"
+    );
 
     // After the release, one violation is one strike again, not a quarantine.
     let v = m.observe_at(&meta("mallory", "s"), &kill, T0 + 7).unwrap();
@@ -84,7 +131,10 @@ fn request(agent: &str) -> ExecRequest {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_layer_throttles_after_a_denial_burst_and_records_refusals() {
     let store = Arc::new(Store::open_in_memory().unwrap());
-    let cfg = MonitorConfig { throttle_per_minute: 2, ..Default::default() };
+    let cfg = MonitorConfig {
+        throttle_per_minute: 2,
+        ..Default::default()
+    };
     let m = Monitor::new(store.clone(), Detections::builtin(), &cfg).unwrap();
     let layer = MonitorLayer::new(m);
     let denying = layer.layer(service_fn(|_r: ExecRequest| async {
@@ -95,8 +145,17 @@ async fn the_layer_throttles_after_a_denial_burst_and_records_refusals() {
         assert_eq!(out.status, Status::Denied);
     }
     let out = denying.clone().oneshot(request("eve")).await.unwrap();
-    assert!(out.findings.iter().any(|f| f.rule_id == "monitor.denial_burst"));
-    assert!(store.throttled_until("acme", "eve", skillgate_monitor::signals::now_ms()).unwrap().is_some());
+    assert!(
+        out.findings
+            .iter()
+            .any(|f| f.rule_id == "monitor.denial_burst")
+    );
+    assert!(
+        store
+            .throttled_until("acme", "eve", skillgate_monitor::signals::now_ms())
+            .unwrap()
+            .is_some()
+    );
 
     let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let c = calls.clone();
@@ -107,8 +166,16 @@ async fn the_layer_throttles_after_a_denial_burst_and_records_refusals() {
     let mut refused = 0;
     for _ in 0..5 {
         let out = ok.clone().oneshot(request("eve")).await.unwrap();
-        assert_eq!(out.layers[0].name, LayerName::Monitor, "the monitor records its timing first");
-        if out.findings.iter().any(|f| f.rule_id == "monitor.throttled") {
+        assert_eq!(
+            out.layers[0].name,
+            LayerName::Monitor,
+            "the monitor records its timing first"
+        );
+        if out
+            .findings
+            .iter()
+            .any(|f| f.rule_id == "monitor.throttled")
+        {
             assert_eq!(out.status, Status::Denied);
             refused += 1;
         }
@@ -162,11 +229,19 @@ fn opening_an_unusable_state_dir_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("not-a-dir");
     std::fs::write(&file, b"x").unwrap();
-    let err = Store::open(&file, Durability::Flush).unwrap_err().to_string();
+    let err = Store::open(&file, Durability::Flush)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("not-a-dir"), "{err}");
     let bad = dir.path().join("bad");
     std::fs::create_dir(&bad).unwrap();
-    std::fs::write(bad.join("state.db"), b"this is not a database, just text that is long enough").unwrap();
-    let err = Store::open(&bad, Durability::Flush).unwrap_err().to_string();
+    std::fs::write(
+        bad.join("state.db"),
+        b"this is not a database, just text that is long enough",
+    )
+    .unwrap();
+    let err = Store::open(&bad, Durability::Flush)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("bad"), "{err}");
 }

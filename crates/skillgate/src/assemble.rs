@@ -2,8 +2,9 @@
 //! the architecture's order, around which executor. `skillgate run` uses exactly this, and
 //! so can a service that embeds skillgate.
 use crate::{Config, InputSchemaLayer, PipelineBuilder};
-use skillgate_core::{BoxExecService, Language, LayerName};
+use skillgate_core::{BoxExecService, Language, LayerName, NoQuarantine, QuarantineSource};
 use skillgate_sandbox::ProcessExecutor;
+use std::sync::Arc;
 
 /// A configuration that cannot be turned into a pipeline (a rule pack or policy that does
 /// not load, say). Refusing to start is the fail-closed answer.
@@ -23,6 +24,9 @@ pub struct Assembled {
     pub service: BoxExecService,
     /// Warnings for the user (a disabled layer, weaker enforcement).
     pub notices: Vec<String>,
+    /// Who is quarantined: the monitor's store, or nobody when the monitor is disabled.
+    /// The policy layer reads it (its quarantine `forbid`).
+    pub quarantine: Arc<dyn QuarantineSource>,
 }
 
 /// Builds the pipeline `config` describes, without the `disabled` layers.
@@ -42,6 +46,22 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
     let mut builder = PipelineBuilder::new().layer_at(LayerName::Input, InputSchemaLayer::new());
     let _ = &mut builder;
     let _ = enabled;
+    // The monitor: outermost. A state store that cannot be opened refuses the run.
+    let mut quarantine: Arc<dyn QuarantineSource> = Arc::new(NoQuarantine);
+    if enabled(LayerName::Monitor) {
+        let monitor =
+            skillgate_monitor::Monitor::from_config(&config.monitor, None).map_err(|e| {
+                AssembleError {
+                    layer: LayerName::Monitor,
+                    message: e.to_string(),
+                }
+            })?;
+        quarantine = monitor.store().clone();
+        builder = builder.layer_at(
+            LayerName::Monitor,
+            skillgate_monitor::MonitorLayer::new(monitor),
+        );
+    }
 
     let mut executor = ProcessExecutor::new();
     if let Some(p) = &config.interpreters.python {
@@ -56,5 +76,6 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
     Ok(Assembled {
         service: builder.build(executor),
         notices,
+        quarantine,
     })
 }

@@ -23,6 +23,8 @@ pub struct Config {
     pub limits: Limits,
     /// Which interpreter executables to use.
     pub interpreters: Interpreters,
+    /// The behavioural monitor: state directory, detections, quarantine and throttle.
+    pub monitor: skillgate_monitor::MonitorConfig,
 }
 
 /// Interpreter overrides: a path or a command name looked up in `PATH`.
@@ -89,6 +91,7 @@ mod tests {
             Limits::default(),
             "the example documents the defaults"
         );
+        assert_eq!(cfg.monitor, skillgate_monitor::MonitorConfig::default());
     }
 
     #[test]

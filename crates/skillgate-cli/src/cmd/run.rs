@@ -55,6 +55,10 @@ pub(crate) struct RunArgs {
     /// Report format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// The monitor's state directory (baselines, quarantines, audit.jsonl); default
+    /// `[monitor] state_dir`, else `$XDG_STATE_HOME/skillgate` or `~/.local/state/skillgate`.
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
 }
 
 fn parse_lang(s: &str) -> Result<Language, String> {
@@ -141,10 +145,13 @@ fn load_skill(args: &RunArgs) -> Result<Skill, UsageError> {
 }
 
 pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
-    let config = match &args.config {
+    let mut config = match &args.config {
         Some(p) => Config::load(p)?,
         None => Config::default(),
     };
+    if let Some(dir) = &args.state_dir {
+        config.monitor.state_dir = Some(dir.clone());
+    }
     let skill = load_skill(&args)?;
     let input = read_input(&args)?;
     let assembled = skillgate::assemble::from_config(&config, &args.disable)?;

@@ -1,6 +1,9 @@
 //! Helpers shared by the monitor's integration tests.
 #![allow(dead_code, unreachable_pub)]
-use skillgate_core::{Caller, ExecOutcome, ExecRequest, Finding, Language, LayerName, ResourceUsage, Severity, Skill, Status};
+use skillgate_core::{
+    Caller, ExecOutcome, ExecRequest, Finding, Language, LayerName, ResourceUsage, Severity, Skill,
+    Status,
+};
 use skillgate_monitor::detections::Detections;
 use skillgate_monitor::{Monitor, MonitorConfig, RequestMeta, Store, Verdict};
 use std::sync::Arc;
@@ -9,12 +12,21 @@ use std::time::Duration;
 pub const MIB: u64 = 1024 * 1024;
 
 pub fn memory_monitor() -> Monitor {
-    Monitor::new(Arc::new(Store::open_in_memory().unwrap()), Detections::builtin(), &MonitorConfig::default()).unwrap()
+    Monitor::new(
+        Arc::new(Store::open_in_memory().unwrap()),
+        Detections::builtin(),
+        &MonitorConfig::default(),
+    )
+    .unwrap()
 }
 
 pub fn meta(agent: &str, skill: &str) -> RequestMeta {
     let s = Skill::builder(skill, Language::Python, skill.as_bytes().to_vec()).build();
-    RequestMeta::of(&ExecRequest::new(Caller::new(agent, "acme"), s, serde_json::json!({})))
+    RequestMeta::of(&ExecRequest::new(
+        Caller::new(agent, "acme"),
+        s,
+        serde_json::json!({}),
+    ))
 }
 
 /// A completed run.
@@ -40,7 +52,10 @@ pub fn with_status(status: Status) -> ExecOutcome {
 }
 
 pub fn rejected(status: Status, layer: LayerName, rule: &str) -> ExecOutcome {
-    ExecOutcome::rejected(status, vec![Finding::new(layer, rule, Severity::High, "no")])
+    ExecOutcome::rejected(
+        status,
+        vec![Finding::new(layer, rule, Severity::High, "no")],
+    )
 }
 
 pub fn fired(v: &Verdict, id: &str) -> bool {

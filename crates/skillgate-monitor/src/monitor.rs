@@ -135,9 +135,10 @@ fn key(tenant: &str, agent: &str) -> String {
 /// The behavioural monitor: detections, baselines, actions, over a [`Store`].
 ///
 /// ```
-/// use skillgate_monitor::{Monitor, MonitorConfig, Store, RequestMeta};
+/// use skillgate_monitor::{Monitor, MonitorConfig, Store, RequestMeta, detections::Detections};
 /// use skillgate_core::{Caller, ExecOutcome, ExecRequest, Language, Skill, Status};
-/// let monitor = Monitor::new(Store::open_in_memory().unwrap().into(), Default::default(), &MonitorConfig::default()).unwrap();
+/// let store = Store::open_in_memory().unwrap().into();
+/// let monitor = Monitor::new(store, Detections::builtin(), &MonitorConfig::default()).unwrap();
 /// let skill = Skill::builder("s", Language::Python, b"".to_vec()).build();
 /// let req = ExecRequest::new(Caller::new("a", "t"), skill, serde_json::json!({}));
 /// let out = ExecOutcome { status: Status::SecurityViolation, ..Default::default() };

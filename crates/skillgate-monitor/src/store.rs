@@ -42,8 +42,13 @@ CREATE TABLE IF NOT EXISTS events(
     output_bytes INTEGER NOT NULL,
     detections INTEGER NOT NULL
 );
-CREATE INDEX IF NOT EXISTS events_agent_ts ON events(tenant, agent, ts_ms);
+CREATE INDEX IF NOT EXISTS events_ts ON events(ts_ms);
 CREATE INDEX IF NOT EXISTS events_agent_skill ON events(tenant, agent, skill, seq);
+CREATE TABLE IF NOT EXISTS agent_minutes(
+    tenant TEXT NOT NULL, agent TEXT NOT NULL, minute INTEGER NOT NULL, status TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY(tenant, agent, minute, status)
+);
 CREATE TABLE IF NOT EXISTS baselines(
     tenant TEXT NOT NULL, agent TEXT NOT NULL, skill TEXT NOT NULL,
     stats TEXT NOT NULL,
@@ -681,13 +686,24 @@ impl Tx<'_> {
                 e.output_bytes,
                 e.detections
             ])?;
-        Ok(self.tx.last_insert_rowid())
+        let seq = self.tx.last_insert_rowid();
+        self.tx
+            .prepare_cached(
+                "INSERT INTO agent_minutes(tenant, agent, minute, status, count) VALUES(?1, ?2, ?3, ?4, 1)
+                 ON CONFLICT(tenant, agent, minute, status) DO UPDATE SET count = count + 1",
+            )?
+            .execute(params![e.tenant, e.agent, minute(e.ts_ms), e.status.as_str()])?;
+        Ok(seq)
     }
 
     /// Deletes events and strikes older than `before_ms`, and expired throttles.
     pub(crate) fn prune(&self, before_ms: i64, now_ms: i64) -> Result<(), StoreError> {
         self.tx
             .execute("DELETE FROM events WHERE ts_ms < ?1", params![before_ms])?;
+        self.tx.execute(
+            "DELETE FROM agent_minutes WHERE minute < ?1",
+            params![minute(before_ms)],
+        )?;
         self.tx
             .execute("DELETE FROM strikes WHERE ts_ms < ?1", params![before_ms])?;
         self.tx
@@ -754,30 +770,34 @@ pub(crate) struct TxHistory<'a> {
     skill: &'a str,
 }
 
+/// The minute (since the epoch) a timestamp falls in: agent request counts are kept per
+/// minute, so a window's count costs at most one row per minute and status, however busy
+/// the agent; windows are therefore counted from the start of their first minute.
+fn minute(ts_ms: i64) -> i64 {
+    ts_ms.div_euclid(60_000)
+}
+
 impl History for TxHistory<'_> {
     fn agent_count_since(&self, statuses: &[Status], since_ms: i64) -> Result<u64, String> {
-        let run = || -> Result<i64, rusqlite::Error> {
-            if statuses.is_empty() {
-                self.conn
-                    .prepare_cached(
-                        "SELECT count(*) FROM events WHERE tenant = ?1 AND agent = ?2 AND ts_ms >= ?3",
-                    )?
-                    .query_row(params![self.tenant, self.agent, since_ms], |r| r.get(0))
-            } else {
-                let list = statuses
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(",");
-                self.conn
-                    .prepare_cached(
-                        "SELECT count(*) FROM events WHERE tenant = ?1 AND agent = ?2 AND ts_ms >= ?3
-                         AND instr(',' || ?4 || ',', ',' || status || ',') > 0",
-                    )?
-                    .query_row(params![self.tenant, self.agent, since_ms, list], |r| r.get(0))
-            }
-        };
-        run().map(|n| n as u64).map_err(|e| e.to_string())
+        let list = statuses
+            .iter()
+            .map(|s| s.as_str())
+            .collect::<Vec<_>>()
+            .join(",");
+        self.conn
+            .prepare_cached(
+                "SELECT coalesce(sum(count), 0) FROM agent_minutes
+                 WHERE tenant = ?1 AND agent = ?2 AND minute >= ?3
+                 AND (?4 = '' OR instr(',' || ?4 || ',', ',' || status || ',') > 0)",
+            )
+            .and_then(|mut st| {
+                st.query_row(
+                    params![self.tenant, self.agent, minute(since_ms), list],
+                    |r| r.get::<_, i64>(0),
+                )
+            })
+            .map(|n| n as u64)
+            .map_err(|e| e.to_string())
     }
 
     fn skill_recent_statuses(&self, n: usize) -> Result<Vec<Status>, String> {

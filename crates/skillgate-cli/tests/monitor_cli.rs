@@ -6,6 +6,19 @@ fn skillgate() -> Command {
     Command::cargo_bin("skillgate").unwrap()
 }
 
+/// Runs `skillgate ARGS --state-dir STATE`, expects success, returns stdout.
+fn stdout_of(args: &[&str], state: &Path) -> Vec<u8> {
+    skillgate()
+        .args(args)
+        .arg("--state-dir")
+        .arg(state)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone()
+}
+
 fn run_exit3(state: &Path, config: &Path, agent: &str) {
     let code = state.parent().unwrap().join("exit3.py");
     std::fs::write(&code, "import sys\nprint('{}')\nsys.exit(3)\n").unwrap();
@@ -47,22 +60,12 @@ fn runs_share_state_and_an_operator_releases_a_quarantine() {
     for _ in 0..3 {
         run_exit3(&state, &config, "mallory");
     }
-    let out = skillgate()
-        .args([
-            "monitor",
-            "status",
-            "--agent",
-            "mallory",
-            "--format",
-            "json",
-            "--state-dir",
-        ])
-        .arg(&state)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = stdout_of(
+        &[
+            "monitor", "status", "--agent", "mallory", "--format", "json",
+        ],
+        &state,
+    );
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(v[0]["agent"], "mallory");
     assert!(
@@ -74,14 +77,7 @@ fn runs_share_state_and_an_operator_releases_a_quarantine() {
     );
     assert_eq!(v[0]["executions"][0], serde_json::json!(["ok", 3]));
 
-    let metrics = skillgate()
-        .args(["monitor", "metrics", "--state-dir"])
-        .arg(&state)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let metrics = stdout_of(&["monitor", "metrics"], &state);
     let metrics = String::from_utf8(metrics).unwrap();
     assert!(
         metrics.contains("skillgate_executions_total{status=\"ok\"} 3"),

@@ -288,46 +288,43 @@ fn baselines_need_min_samples() {
     );
 }
 
-#[test]
-fn cpu_above_baseline() {
+/// After a warm baseline, `anomalous` fires `rule` and `normal` does not.
+fn fires_above_baseline(
+    rule: &str,
+    anomalous: skillgate_core::ExecOutcome,
+    normal: skillgate_core::ExecOutcome,
+) {
     let m = memory_monitor();
     let t = warm(&m, "a");
+    let v = m.observe_at(&meta("a", "s"), &anomalous, t).unwrap();
+    assert!(fired(&v, rule), "{rule}: {:?}", ids(&v));
+    let v = m.observe_at(&meta("a", "s"), &normal, t + 1).unwrap();
+    assert!(!fired(&v, rule), "{rule} on a normal run");
+}
+
+#[test]
+fn cpu_above_baseline() {
     let mut o = ran(12, 20 * MIB, 100);
     o.usage.user_cpu = std::time::Duration::from_millis(900);
-    let v = m.observe_at(&meta("a", "s"), &o, t).unwrap();
-    assert!(fired(&v, "monitor.cpu_above_baseline"), "{:?}", ids(&v));
-    let v = m
-        .observe_at(&meta("a", "s"), &ran(12, 20 * MIB, 100), t + 1)
-        .unwrap();
-    assert!(!fired(&v, "monitor.cpu_above_baseline"));
+    fires_above_baseline("monitor.cpu_above_baseline", o, ran(12, 20 * MIB, 100));
 }
 
 #[test]
 fn memory_above_baseline() {
-    let m = memory_monitor();
-    let t = warm(&m, "a");
-    let v = m
-        .observe_at(&meta("a", "s"), &ran(12, 200 * MIB, 100), t)
-        .unwrap();
-    assert!(fired(&v, "monitor.memory_above_baseline"), "{:?}", ids(&v));
-    let v = m
-        .observe_at(&meta("a", "s"), &ran(12, 30 * MIB, 100), t + 1)
-        .unwrap();
-    assert!(!fired(&v, "monitor.memory_above_baseline"));
+    fires_above_baseline(
+        "monitor.memory_above_baseline",
+        ran(12, 200 * MIB, 100),
+        ran(12, 30 * MIB, 100),
+    );
 }
 
 #[test]
 fn output_above_baseline() {
-    let m = memory_monitor();
-    let t = warm(&m, "a");
-    let v = m
-        .observe_at(&meta("a", "s"), &ran(12, 20 * MIB, 500_000), t)
-        .unwrap();
-    assert!(fired(&v, "monitor.output_above_baseline"), "{:?}", ids(&v));
-    let v = m
-        .observe_at(&meta("a", "s"), &ran(12, 20 * MIB, 900), t + 1)
-        .unwrap();
-    assert!(!fired(&v, "monitor.output_above_baseline"));
+    fires_above_baseline(
+        "monitor.output_above_baseline",
+        ran(12, 20 * MIB, 500_000),
+        ran(12, 20 * MIB, 900),
+    );
 }
 
 #[test]

@@ -32,6 +32,7 @@
 pub mod audit;
 pub mod baseline;
 pub mod detections;
+pub mod fuzz;
 mod layer;
 pub mod metrics;
 mod monitor;

@@ -25,6 +25,8 @@ enum Command {
     Emit(cmd::emit::EmitArgs),
     /// Validate, check, test and list with the Cedar policy gate.
     Policy(cmd::policy::PolicyArgs),
+    /// Inspect the behavioural monitor's state: status, release a quarantine, metrics.
+    Monitor(cmd::monitor::MonitorArgs),
 }
 
 /// An error that ends the command with exit code 2 and a message on stderr.
@@ -43,6 +45,7 @@ fn main() -> ExitCode {
         Command::Run(args) => cmd::run::run(args),
         Command::Emit(args) => cmd::emit::run(args),
         Command::Policy(args) => cmd::policy::run(args),
+        Command::Monitor(args) => cmd::monitor::run(args),
     };
     match result {
         Ok(code) => code,

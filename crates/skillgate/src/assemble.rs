@@ -3,9 +3,10 @@
 //! so can a service that embeds skillgate.
 use crate::config::ExecutorKind;
 use crate::{Config, InputSchemaLayer, IsolationLayer, PipelineBuilder};
-use skillgate_core::{BoxExecService, Language, LayerName};
+use skillgate_core::{BoxExecService, Language, LayerName, NoQuarantine, QuarantineSource};
 use skillgate_sandbox::native::CgroupMode;
 use skillgate_sandbox::{NativeSandbox, ProcessExecutor};
+use std::sync::Arc;
 
 /// A configuration that cannot be turned into a pipeline (a rule pack or policy that does
 /// not load, say). Refusing to start is the fail-closed answer.
@@ -25,6 +26,9 @@ pub struct Assembled {
     pub service: BoxExecService,
     /// Warnings for the user (a disabled layer, weaker enforcement).
     pub notices: Vec<String>,
+    /// Who is quarantined: the monitor's store, or nobody when the monitor is disabled.
+    /// The policy layer reads it (its quarantine `forbid`).
+    pub quarantine: Arc<dyn QuarantineSource>,
 }
 
 /// Builds the pipeline `config` describes, without the `disabled` layers.
@@ -56,11 +60,29 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
         })?;
         builder = builder.layer_at(LayerName::Network, layer);
     }
+    // The monitor: outermost. A state store that cannot be opened refuses the run.
+    let mut quarantine: Arc<dyn QuarantineSource> = Arc::new(NoQuarantine);
+    if enabled(LayerName::Monitor) {
+        let monitor =
+            skillgate_monitor::Monitor::from_config(&config.monitor, None).map_err(|e| {
+                AssembleError {
+                    layer: LayerName::Monitor,
+                    message: e.to_string(),
+                }
+            })?;
+        quarantine = monitor.store().clone();
+        builder = builder.layer_at(
+            LayerName::Monitor,
+            skillgate_monitor::MonitorLayer::new(monitor),
+        );
+    }
     if enabled(LayerName::Policy) {
-        let policy = skillgate_policy::Policy::load(&config.policy).map_err(|e| AssembleError {
-            layer: LayerName::Policy,
-            message: e.to_string(),
-        })?;
+        let policy = skillgate_policy::Policy::load(&config.policy)
+            .map_err(|e| AssembleError {
+                layer: LayerName::Policy,
+                message: e.to_string(),
+            })?
+            .with_quarantine(quarantine.clone());
         if config.policy.entities.is_none() {
             notices.push(
                 "no [policy] entities file is configured: every agent is unknown, so the policy layer denies every execution".into(),
@@ -113,5 +135,9 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
             builder.build(executor)
         }
     };
-    Ok(Assembled { service, notices })
+    Ok(Assembled {
+        service,
+        notices,
+        quarantine,
+    })
 }

@@ -33,6 +33,8 @@ pub struct Config {
     pub network: skillgate_confine::NetworkConfig,
     /// The Cedar policy gate: policies folder, entities file, grants file.
     pub policy: skillgate_policy::PolicySources,
+    /// The behavioural monitor: state directory, detections, quarantine and throttle.
+    pub monitor: skillgate_monitor::MonitorConfig,
 }
 
 /// `[executor]`: which executor runs the skills.
@@ -123,6 +125,7 @@ mod tests {
             Limits::default(),
             "the example documents the defaults"
         );
+        assert_eq!(cfg.monitor, skillgate_monitor::MonitorConfig::default());
     }
 
     #[test]

@@ -64,6 +64,10 @@ pub(crate) struct RunArgs {
     /// Report format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// The monitor's state directory (baselines, quarantines, audit.jsonl); default
+    /// `[monitor] state_dir`, else `$XDG_STATE_HOME/skillgate` or `~/.local/state/skillgate`.
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
 }
 
 fn parse_lang(s: &str) -> Result<Language, String> {
@@ -162,6 +166,9 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
     }
     if let Some(p) = &args.grants {
         config.policy.grants = Some(p.clone());
+    }
+    if let Some(dir) = &args.state_dir {
+        config.monitor.state_dir = Some(dir.clone());
     }
     let skill = load_skill(&args)?;
     let input = read_input(&args)?;

@@ -447,8 +447,8 @@ impl NativeSandbox {
         let (stdout, stdout_truncated, stderr, stderr_truncated) = captures.finish();
         let _ = writer.join();
         let events = cgroup.events();
-        drop(cgroup);
-        drop(dir);
+        // Removing the cgroup and the staging directory is off the caller's path.
+        std::thread::spawn(move || drop((cgroup, dir)));
         if let Some(e) = exec_failure {
             return Err(e);
         }

@@ -44,8 +44,7 @@ impl Interpreter {
     /// assert!(py.program.is_absolute());
     /// ```
     pub fn resolve(language: Language, explicit: Option<&Path>) -> Result<Interpreter, ExecError> {
-        static MEMO: OnceLock<Mutex<HashMap<(Language, Option<PathBuf>), Interpreter>>> =
-            OnceLock::new();
+        static MEMO: OnceLock<Memo> = OnceLock::new();
         let memo = MEMO.get_or_init(Default::default);
         let key = (language, explicit.map(Path::to_path_buf));
         if let Some(found) = memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
@@ -78,6 +77,9 @@ impl Interpreter {
         Ok(interp)
     }
 }
+
+/// Resolved interpreters by language and explicit override.
+type Memo = Mutex<HashMap<(Language, Option<PathBuf>), Interpreter>>;
 
 /// `/x/bin/python3.11` → `/x`; anything not in a `bin` directory → its directory.
 fn prefix_of(program: &Path) -> PathBuf {

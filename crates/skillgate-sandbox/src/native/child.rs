@@ -181,7 +181,7 @@ fn p(c: &CStr) -> *const libc::c_char {
 /// interpreter, reaps everything, reports, and exits when the parent lets it go.
 fn init(plan: &Plan) -> ! {
     let st = plan.fds.status;
-    // SAFETY (for the whole block): every pointer passed is a NUL-terminated string or a
+    // SAFETY: for the whole block, every pointer passed is a NUL-terminated string or a
     // struct owned by `plan` or this stack frame, alive for each call; the calls are plain
     // system calls, async-signal-safe.
     unsafe {
@@ -475,7 +475,7 @@ const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
 fn exec_skill(plan: &Plan) -> ! {
     let ex = |stage: Stage| -> ! { fail(plan, MSG_EXEC_FAILED, stage, -1) };
     let fds = plan.fds;
-    // SAFETY (for the whole block): raw system calls on values owned by `plan` or this
+    // SAFETY: for the whole block, raw system calls on values owned by `plan` or this
     // stack frame, alive for each call; nothing allocates.
     unsafe {
         if libc::dup2(fds.stdin, 0) < 0

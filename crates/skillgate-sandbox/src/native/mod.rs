@@ -398,6 +398,9 @@ impl NativeSandbox {
             }
         }
         write_id_maps(pid, self.host_id_base, req.spec.uid, req.spec.gid)?;
+        // The init has built its root and left the staging directory behind: remove it
+        // while the skill runs.
+        let cleanup = std::thread::spawn(move || drop(dir));
         let mut sync = File::from(sync_w);
         sync.write_all(&[1])
             .map_err(|e| ExecError::io("releasing the sandbox's init", e))?;
@@ -447,8 +450,8 @@ impl NativeSandbox {
         let (stdout, stdout_truncated, stderr, stderr_truncated) = captures.finish();
         let _ = writer.join();
         let events = cgroup.events();
-        // Removing the cgroup and the staging directory is off the caller's path.
-        std::thread::spawn(move || drop((cgroup, dir)));
+        drop(cgroup);
+        let _ = cleanup.join();
         if let Some(e) = exec_failure {
             return Err(e);
         }

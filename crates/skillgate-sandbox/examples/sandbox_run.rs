@@ -31,35 +31,32 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let sandbox = NativeSandbox::new();
     eprintln!("{}", sandbox.host().describe());
     let skill = std::sync::Arc::new(Skill::builder("snippet", lang, code.into_bytes()).build());
-    if serve {
-        use std::io::{BufRead, Write};
-        let mut out = std::io::stdout().lock();
-        for line in std::io::stdin().lock().lines() {
-            line?;
-            let req = ExecRequest::new(
-                Caller::new("bench", "bench"),
-                skill.clone(),
-                serde_json::json!({}),
-            );
-            let t = Instant::now();
-            let o = rt.block_on(sandbox.clone().oneshot(req))?;
-            if o.exit_code != Some(0) {
-                return Err(format!("run failed: {}", o.status).into());
-            }
-            writeln!(out, "{:.3}", t.elapsed().as_secs_f64() * 1000.0)?;
-            out.flush()?;
-        }
-        return Ok(());
-    }
-    for _ in 0..runs.unwrap_or(1) {
+    let run_once = || {
         let req = ExecRequest::new(
             Caller::new("bench", "bench"),
             skill.clone(),
             serde_json::json!({}),
         );
         let t = Instant::now();
-        let out = rt.block_on(sandbox.clone().oneshot(req))?;
-        let ms = t.elapsed().as_secs_f64() * 1000.0;
+        rt.block_on(sandbox.clone().oneshot(req))
+            .map(|o| (o, t.elapsed().as_secs_f64() * 1000.0))
+    };
+    if serve {
+        use std::io::{BufRead, Write};
+        let mut out = std::io::stdout().lock();
+        for line in std::io::stdin().lock().lines() {
+            line?;
+            let (o, ms) = run_once()?;
+            if o.exit_code != Some(0) {
+                return Err(format!("run failed: {}", o.status).into());
+            }
+            writeln!(out, "{ms:.3}")?;
+            out.flush()?;
+        }
+        return Ok(());
+    }
+    for _ in 0..runs.unwrap_or(1) {
+        let (out, ms) = run_once()?;
         if runs.is_some() {
             println!("{ms:.3}");
             if !out.status.is_ok() || out.exit_code != Some(0) {

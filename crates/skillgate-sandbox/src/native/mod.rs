@@ -483,6 +483,13 @@ impl NativeSandbox {
         apply_limit_events(&mut outcome, &events, &limits);
         outcome.artifacts = artifacts;
         outcome.findings.append(&mut artifact_findings);
+        // Which enforcement this run actually had (cgroup v1 or v2, landlock ABI).
+        outcome.findings.push(Finding::new(
+            LayerName::Executor,
+            "sandbox.enforcement",
+            Severity::Info,
+            self.host.describe(),
+        ));
         Ok(outcome)
     }
 }

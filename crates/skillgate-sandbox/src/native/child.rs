@@ -235,9 +235,7 @@ fn init(plan: &Plan) -> ! {
         if libc::read(plan.fds.sync, (&raw mut go).cast(), 1) != 1 {
             fail(plan, MSG_SETUP_FAILED, Stage::WaitMaps, -1);
         }
-        check(plan, libc::setresgid(0, 0, 0).into(), Stage::BecomeRoot);
-        check(plan, libc::setresuid(0, 0, 0).into(), Stage::BecomeRoot);
-        check(plan, libc::setgroups(0, null()).into(), Stage::BecomeRoot);
+        check(plan, set_ids(0, 0), Stage::BecomeRoot);
         let rest = libc::CLONE_NEWNS
             | libc::CLONE_NEWNET
             | libc::CLONE_NEWIPC
@@ -299,6 +297,25 @@ fn init(plan: &Plan) -> ! {
         let mut b = 0u8;
         while libc::read(plan.fds.sync, (&raw mut b).cast(), 1) > 0 {}
         libc::_exit(0)
+    }
+}
+
+/// Drops supplementary groups and sets every uid and gid, through raw system calls: the
+/// libc wrappers would try to change the credentials of every thread of the process they
+/// were cloned from (glibc's setxid broadcast) and wait forever for threads that do not
+/// exist in this child.
+fn set_ids(uid: u32, gid: u32) -> libc::c_long {
+    // SAFETY: plain system calls with integer arguments and a null group list of length 0.
+    unsafe {
+        let r = libc::syscall(libc::SYS_setgroups, 0usize, null::<libc::gid_t>());
+        if r < 0 {
+            return r;
+        }
+        let r = libc::syscall(libc::SYS_setresgid, gid, gid, gid);
+        if r < 0 {
+            return r;
+        }
+        libc::syscall(libc::SYS_setresuid, uid, uid, uid)
     }
 }
 
@@ -515,9 +532,7 @@ fn exec_skill(plan: &Plan) -> ! {
         {
             ex(Stage::DropCaps);
         }
-        if libc::setresgid(plan.gid, plan.gid, plan.gid) < 0
-            || libc::setresuid(plan.uid, plan.uid, plan.uid) < 0
-        {
+        if set_ids(plan.uid, plan.gid) < 0 {
             ex(Stage::SetIds);
         }
         let hdr = CapHeader {

@@ -314,7 +314,7 @@ fn the_callers_environment_does_not_pass_through() {
 
 #[test]
 fn the_skill_has_no_privileges() {
-    let code = "import json, os\nst = dict(l.split(':\\t') for l in open('/proc/self/status').read().splitlines() if ':\\t' in l)\nprint(json.dumps({k: st[k].strip() for k in ['Uid', 'Gid', 'Groups', 'CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb', 'NoNewPrivs', 'Seccomp']}))";
+    let code = "import json, os\nst = dict(l.split(':\\t') for l in open('/proc/self/status').read().splitlines() if ':\\t' in l)\nprint(json.dumps({k: st[k].strip() for k in ['Uid', 'Gid', 'Groups', 'CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb', 'NoNewPrivs', 'Seccomp', 'SigBlk']}))";
     let a = answer(&run(code, json!({})));
     assert_eq!(a["Uid"], "1000\t1000\t1000\t1000");
     assert_eq!(a["Gid"], "1000\t1000\t1000\t1000");
@@ -323,6 +323,9 @@ fn the_skill_has_no_privileges() {
         assert_eq!(a[cap], "0000000000000000", "{cap}");
     }
     assert_eq!(a["NoNewPrivs"], "1");
+    // No signal blocked by the embedding process survives into the skill. (SigIgn is
+    // not checked here: Python itself ignores SIGPIPE and SIGXFSZ at start-up.)
+    assert_eq!(a["SigBlk"], "0000000000000000");
     // No filter was decided for this run (the seccomp layer is not in this pipeline):
     // the mode is reported as the kernel sees it.
     assert!(a["Seccomp"].as_str().is_some());

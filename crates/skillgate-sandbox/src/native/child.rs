@@ -515,6 +515,18 @@ fn exec_skill(plan: &Plan) -> ! {
         if plan.rlimits.apply().is_err() {
             ex(Stage::Rlimits);
         }
+        // Ignored signals and the signal mask survive exec: the skill starts with the
+        // defaults, not whatever the embedding process had set (SIGPIPE ignored, say).
+        let mut dfl: libc::sigaction = std::mem::zeroed();
+        dfl.sa_sigaction = libc::SIG_DFL;
+        for sig in 1..libc::SIGRTMAX() {
+            if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+                libc::sigaction(sig, &dfl, std::ptr::null_mut());
+            }
+        }
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
         for cap in 0..=plan.cap_last_cap {
             if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) < 0
                 && errno() != libc::EINVAL

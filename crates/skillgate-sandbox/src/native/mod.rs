@@ -609,3 +609,89 @@ impl tower::Service<ExecRequest> for NativeSandbox {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sandbox_on(host: HostSupport) -> NativeSandbox {
+        NativeSandbox {
+            host: Arc::new(host),
+            ..NativeSandbox::new()
+        }
+    }
+
+    #[test]
+    fn a_refused_user_namespace_names_the_settings_to_check() {
+        let e = setup_error(Msg {
+            kind: MSG_SETUP_FAILED,
+            a: Stage::UnshareUser as i32,
+            b: libc::EPERM,
+            c: -1,
+        })
+        .to_string();
+        assert!(e.contains("user.max_user_namespaces"), "{e}");
+        assert!(e.contains("apparmor_restrict_unprivileged_userns"), "{e}");
+        let e = setup_error(Msg {
+            kind: MSG_EXEC_FAILED,
+            a: Stage::Exec as i32,
+            b: libc::ENOENT,
+            c: -1,
+        })
+        .to_string();
+        assert!(e.contains("executing the interpreter"), "{e}");
+    }
+
+    #[test]
+    fn without_cgroups_memory_and_pids_specs_are_refused_before_running() {
+        let sb = sandbox_on(HostSupport {
+            cgroups: CgroupMode::Unavailable("no cgroups here".into()),
+            landlock_abi: None,
+            namespaces: Ok(()),
+            cap_last_cap: 40,
+        });
+        let caps = sb.capabilities();
+        assert!(!caps.memory && !caps.pids && caps.network_none);
+        let skill =
+            skillgate_core::Skill::builder("s", Language::Python, b"print(1)".to_vec()).build();
+        let req = ExecRequest::new(
+            skillgate_core::Caller::new("a", "t"),
+            skill,
+            serde_json::json!({}),
+        );
+        let out = sb.run_blocking(&req).unwrap();
+        assert_eq!(out.status, Status::Error);
+        let text: Vec<&str> = out.findings.iter().map(|f| f.message.as_str()).collect();
+        assert!(text.iter().any(|m| m.contains("memory")), "{text:?}");
+        assert!(
+            text.iter().any(|m| m.contains("no cgroups here")),
+            "{text:?}"
+        );
+    }
+
+    #[test]
+    fn without_namespaces_the_tier_drops_and_the_run_is_refused() {
+        let sb = sandbox_on(HostSupport {
+            cgroups: CgroupMode::Unavailable("none".into()),
+            landlock_abi: None,
+            namespaces: Err("user namespaces are disabled".into()),
+            cap_last_cap: 40,
+        });
+        assert_eq!(sb.capabilities().tier, RuntimeTier::Process);
+        let skill =
+            skillgate_core::Skill::builder("s", Language::Python, b"print(1)".to_vec()).build();
+        let req = ExecRequest::new(
+            skillgate_core::Caller::new("a", "t"),
+            skill,
+            serde_json::json!({}),
+        );
+        let out = sb.run_blocking(&req).unwrap();
+        assert_eq!(out.status, Status::Error);
+        assert!(out.stdout.is_empty());
+        assert!(
+            out.findings
+                .iter()
+                .any(|f| f.message.contains("user namespaces are disabled"))
+        );
+    }
+}

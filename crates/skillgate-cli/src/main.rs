@@ -21,6 +21,8 @@ struct Cli {
 enum Command {
     /// Run a skill (a folder, or a bare script) through the pipeline.
     Run(cmd::run::RunArgs),
+    /// Write the seccomp profile or network policy for container platforms.
+    Emit(cmd::emit::EmitArgs),
 }
 
 /// An error that ends the command with exit code 2 and a message on stderr.
@@ -37,6 +39,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => cmd::run::run(args),
+        Command::Emit(args) => cmd::emit::run(args),
     };
     match result {
         Ok(code) => code,

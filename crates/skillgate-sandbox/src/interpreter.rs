@@ -44,7 +44,7 @@ impl Interpreter {
     /// assert!(py.program.is_absolute());
     /// ```
     pub fn resolve(language: Language, explicit: Option<&Path>) -> Result<Interpreter, ExecError> {
-        static MEMO: OnceLock<Memo> = OnceLock::new();
+        static MEMO: OnceLock<Mutex<HashMap<MemoKey, Interpreter>>> = OnceLock::new();
         let memo = MEMO.get_or_init(Default::default);
         let key = (language, explicit.map(Path::to_path_buf));
         if let Some(found) = memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
@@ -78,9 +78,6 @@ impl Interpreter {
     }
 }
 
-/// Resolved interpreters by language and explicit override.
-type Memo = Mutex<HashMap<(Language, Option<PathBuf>), Interpreter>>;
-
 /// `/x/bin/python3.11` → `/x`; anything not in a `bin` directory → its directory.
 fn prefix_of(program: &Path) -> PathBuf {
     let dir = program.parent().unwrap_or(Path::new("/"));
@@ -113,6 +110,9 @@ fn is_script(p: &Path) -> bool {
         .and_then(|mut f| f.read_exact(&mut head))
         .is_ok_and(|_| &head == b"#!")
 }
+
+/// In-process memo key: the language and the explicit program, if any.
+type MemoKey = (Language, Option<PathBuf>);
 
 #[derive(Debug, Serialize, Deserialize, Default)]
 struct DiskCache {

@@ -42,6 +42,20 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
     // The input schema gate is part of the skill's contract, not a security layer that
     // can be switched off.
     let mut builder = PipelineBuilder::new().layer_at(LayerName::Input, InputSchemaLayer::new());
+    if enabled(LayerName::Seccomp) {
+        let layer = config.seccomp.build_layer().map_err(|e| AssembleError {
+            layer: LayerName::Seccomp,
+            message: e.to_string(),
+        })?;
+        builder = builder.layer_at(LayerName::Seccomp, layer);
+    }
+    if enabled(LayerName::Network) {
+        let layer = config.network.build_layer().map_err(|e| AssembleError {
+            layer: LayerName::Network,
+            message: e.to_string(),
+        })?;
+        builder = builder.layer_at(LayerName::Network, layer);
+    }
 
     let isolation = |caps| IsolationLayer::new(config.limits, config.isolation.clone(), caps);
     let service = match config.executor.kind {

@@ -27,6 +27,10 @@ pub struct Config {
     pub isolation: crate::isolation::IsolationConfig,
     /// Which executor runs the skills.
     pub executor: ExecutorConfig,
+    /// Layer 4: the seccomp preset per language and tenant, and the violation action.
+    pub seccomp: skillgate_confine::SeccompConfig,
+    /// Layer 5: the most network a skill may get, by default and per tenant.
+    pub network: skillgate_confine::NetworkConfig,
 }
 
 /// `[executor]`: which executor runs the skills.

@@ -1,2 +1,3 @@
 //! One module per subcommand.
+pub(crate) mod emit;
 pub(crate) mod run;

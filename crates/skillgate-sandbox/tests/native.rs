@@ -201,7 +201,7 @@ fn filter(denied: Vec<i64>) -> SeccompFilter {
         TargetArch::x86_64,
     )
     .unwrap();
-    SeccompFilter(Arc::new(f.try_into().unwrap()))
+    SeccompFilter(Arc::new(vec![f.try_into().unwrap()]))
 }
 
 /// A filter that kills the process on this system call.
@@ -214,7 +214,7 @@ fn kill_filter(nr: i64) -> SeccompFilter {
         TargetArch::x86_64,
     )
     .unwrap();
-    SeccompFilter(Arc::new(f.try_into().unwrap()))
+    SeccompFilter(Arc::new(vec![f.try_into().unwrap()]))
 }
 
 #[test]

@@ -605,19 +605,21 @@ fn exec_skill(plan: &Plan) -> ! {
             libc::close(rs as libc::c_int);
         }
         if let Some(sc) = &plan.seccomp {
-            let prog = libc::sock_fprog {
-                len: sc.filter.len() as libc::c_ushort,
-                filter: sc.filter.as_ptr().cast_mut(),
-            };
-            if libc::prctl(
-                libc::PR_SET_SECCOMP,
-                libc::SECCOMP_MODE_FILTER as libc::c_ulong,
-                &prog,
-                0,
-                0,
-            ) < 0
-            {
-                ex(Stage::Seccomp);
+            for filter in &sc.filters {
+                let prog = libc::sock_fprog {
+                    len: filter.len() as libc::c_ushort,
+                    filter: filter.as_ptr().cast_mut(),
+                };
+                if libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+                    &prog,
+                    0,
+                    0,
+                ) < 0
+                {
+                    ex(Stage::Seccomp);
+                }
             }
         }
         libc::execve(

@@ -82,7 +82,7 @@ pub(crate) struct Inputs<'a> {
     pub(crate) host_gid: u32,
     pub(crate) landlock_abi: Option<u32>,
     pub(crate) cap_last_cap: u32,
-    pub(crate) seccomp: Option<Vec<libc::sock_filter>>,
+    pub(crate) seccomp: Option<Vec<Vec<libc::sock_filter>>>,
     pub(crate) fds: ChildFds,
 }
 
@@ -468,7 +468,7 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
         _envp: envp,
         rlimits: RlimitSet::from_limits(&i.spec.limits),
         landlock,
-        seccomp: i.seccomp.clone().map(|filter| SeccompPlan { filter }),
+        seccomp: i.seccomp.clone().map(|filters| SeccompPlan { filters }),
         fds: i.fds,
     })
 }

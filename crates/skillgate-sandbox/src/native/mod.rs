@@ -42,15 +42,16 @@ use std::sync::mpsc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-/// A compiled seccomp filter attached to a request (in `ExecRequest::extensions`) by the
-/// seccomp layer; the sandbox installs it as the last step before exec.
+/// Compiled seccomp filters attached to a request (in `ExecRequest::extensions`): a stack,
+/// installed in order as the last step before exec (the kernel runs them all and keeps
+/// the most restrictive result).
 #[derive(Debug, Clone)]
-pub struct SeccompFilter(pub Arc<seccompiler::BpfProgram>);
+pub struct SeccompFilter(pub Arc<Vec<seccompiler::BpfProgram>>);
 
-/// Compiles the spec's seccomp profile for this machine (the confinement crate provides
-/// one; see [`NativeSandbox::with_seccomp_compiler`]).
+/// Compiles the spec's seccomp profile for this machine into the filter stack to install
+/// (the confinement crate provides one; see [`NativeSandbox::with_seccomp_compiler`]).
 pub type SeccompCompiler =
-    Arc<dyn Fn(&SeccompProfile) -> Result<seccompiler::BpfProgram, String> + Send + Sync>;
+    Arc<dyn Fn(&SeccompProfile) -> Result<Vec<seccompiler::BpfProgram>, String> + Send + Sync>;
 
 /// Host ids the sandbox's user namespace maps to by default: inside uid 0 (the init only)
 /// is `DEFAULT_HOST_ID_BASE`, inside uid `u` is `DEFAULT_HOST_ID_BASE + u`. No host
@@ -264,7 +265,7 @@ impl NativeSandbox {
     fn seccomp_filter(
         &self,
         req: &ExecRequest,
-    ) -> Result<Option<Vec<libc::sock_filter>>, ExecError> {
+    ) -> Result<Option<Vec<Vec<libc::sock_filter>>>, ExecError> {
         let program = if let Some(f) = req.extensions.get::<SeccompFilter>() {
             Some(f.0.as_ref().clone())
         } else if let Some(profile) = &req.spec.seccomp {
@@ -281,13 +282,18 @@ impl NativeSandbox {
         } else {
             None
         };
-        Ok(program.map(|p| {
-            p.iter()
-                .map(|i| libc::sock_filter {
-                    code: i.code,
-                    jt: i.jt,
-                    jf: i.jf,
-                    k: i.k,
+        Ok(program.map(|stack| {
+            stack
+                .iter()
+                .map(|p| {
+                    p.iter()
+                        .map(|i| libc::sock_filter {
+                            code: i.code,
+                            jt: i.jt,
+                            jf: i.jf,
+                            k: i.k,
+                        })
+                        .collect()
                 })
                 .collect()
         }))

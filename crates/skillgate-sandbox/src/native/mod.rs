@@ -620,6 +620,16 @@ impl tower::Service<ExecRequest> for NativeSandbox {
 mod tests {
     use super::*;
 
+    fn print_one() -> ExecRequest {
+        let skill =
+            skillgate_core::Skill::builder("s", Language::Python, b"print(1)".to_vec()).build();
+        ExecRequest::new(
+            skillgate_core::Caller::new("a", "t"),
+            skill,
+            serde_json::json!({}),
+        )
+    }
+
     fn sandbox_on(host: HostSupport) -> NativeSandbox {
         NativeSandbox {
             host: Arc::new(host),
@@ -658,13 +668,7 @@ mod tests {
         });
         let caps = sb.capabilities();
         assert!(!caps.memory && !caps.pids && caps.network_none);
-        let skill =
-            skillgate_core::Skill::builder("s", Language::Python, b"print(1)".to_vec()).build();
-        let req = ExecRequest::new(
-            skillgate_core::Caller::new("a", "t"),
-            skill,
-            serde_json::json!({}),
-        );
+        let req = print_one();
         let out = sb.run_blocking(&req).unwrap();
         assert_eq!(out.status, Status::Error);
         let text: Vec<&str> = out.findings.iter().map(|f| f.message.as_str()).collect();
@@ -684,13 +688,7 @@ mod tests {
             cap_last_cap: 40,
         });
         assert_eq!(sb.capabilities().tier, RuntimeTier::Process);
-        let skill =
-            skillgate_core::Skill::builder("s", Language::Python, b"print(1)".to_vec()).build();
-        let req = ExecRequest::new(
-            skillgate_core::Caller::new("a", "t"),
-            skill,
-            serde_json::json!({}),
-        );
+        let req = print_one();
         let out = sb.run_blocking(&req).unwrap();
         assert_eq!(out.status, Status::Error);
         assert!(out.stdout.is_empty());

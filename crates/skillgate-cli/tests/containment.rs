@@ -314,7 +314,7 @@ fn the_callers_environment_does_not_pass_through() {
 
 #[test]
 fn the_skill_has_no_privileges() {
-    let code = "import json, os\nst = dict(l.split(':\\t') for l in open('/proc/self/status').read().splitlines() if ':\\t' in l)\nprint(json.dumps({k: st[k].strip() for k in ['Uid', 'Gid', 'Groups', 'CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb', 'NoNewPrivs', 'Seccomp']}))";
+    let code = "import json, os\nst = dict(l.split(':\\t') for l in open('/proc/self/status').read().splitlines() if ':\\t' in l)\nprint(json.dumps({k: st[k].strip() for k in ['Uid', 'Gid', 'Groups', 'CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb', 'NoNewPrivs', 'Seccomp', 'SigBlk']}))";
     let a = answer(&run(code, json!({})));
     assert_eq!(a["Uid"], "1000\t1000\t1000\t1000");
     assert_eq!(a["Gid"], "1000\t1000\t1000\t1000");
@@ -323,9 +323,11 @@ fn the_skill_has_no_privileges() {
         assert_eq!(a[cap], "0000000000000000", "{cap}");
     }
     assert_eq!(a["NoNewPrivs"], "1");
-    // No filter was decided for this run (the seccomp layer is not in this pipeline):
-    // the mode is reported as the kernel sees it.
-    assert!(a["Seccomp"].as_str().is_some());
+    // No signal blocked by the embedding process survives into the skill. (SigIgn is
+    // not checked here: Python itself ignores SIGPIPE and SIGXFSZ at start-up.)
+    assert_eq!(a["SigBlk"], "0000000000000000");
+    // The default pipeline's seccomp layer decided a profile; the sandbox installed it.
+    assert_eq!(a["Seccomp"], "2", "seccomp filter mode");
 }
 
 #[test]
@@ -372,8 +374,12 @@ print(json.dumps({{
     let a = answer(&run(&code, json!({})));
     assert_eq!(a["raw"]["ok"], false, "{a}");
     assert_eq!(a["packet"]["ok"], false, "{a}");
-    // if_nameindex asks the kernel over netlink: it only knows the sandbox's namespace.
-    assert_eq!(a["ifaces"]["value"], json!(["lo"]), "{a}");
+    // if_nameindex asks the kernel over netlink: either the seccomp profile refuses the
+    // netlink socket, or the kernel answers for the sandbox's namespace alone.
+    assert!(
+        a["ifaces"]["ok"] == false || a["ifaces"]["value"] == json!(["lo"]),
+        "{a}"
+    );
 }
 
 #[test]
@@ -405,8 +411,11 @@ print(json.dumps({{
 #[test]
 fn planted_links_are_not_collected_as_artifacts() {
     let code = "import os\no = os.environ['SKILLGATE_OUTPUT_DIR']\nopen(o + '/ok.txt', 'w').write('fine')\nos.symlink('/etc/shadow', o + '/shadow')\nos.symlink('/proc/1/environ', o + '/environ')\nos.link(o + '/ok.txt', o + '/second-name')\nopen(o + '/plain.txt', 'w').write('plain')\nprint('{}')";
-    let r = run(code, json!({}));
+    // The seccomp presets already refuse link and symlink; switch that layer off to test
+    // the collector itself, the last line of defence.
+    let r = run_lang("python", code, json!({}), &["--disable", "seccomp"]);
     assert_eq!(r["status"], "ok", "{r:#}");
+    assert_eq!(r["exit_code"], 0, "{r:#}");
     let names: Vec<&str> = r["artifacts"]
         .as_array()
         .unwrap()

@@ -335,7 +335,9 @@ fn files_in_the_output_directory_come_back_as_artifacts() {
          open(os.path.join(d, 'chart.txt'), 'w').write('hello')\n\
          os.symlink('/etc/hostname', os.path.join(d, 'sneaky'))\nprint('{}')\n",
     );
-    let (code, r, _) = run_json(&["--code", &f, "--lang", "python"]);
+    // The seccomp presets refuse symlink(2) already; without that layer the collector
+    // itself must skip the planted link.
+    let (code, r, _) = run_json(&["--code", &f, "--lang", "python", "--disable", "seccomp"]);
     assert_eq!(code, 0, "{r}");
     let arts = r["artifacts"].as_array().unwrap();
     assert_eq!(arts.len(), 1, "{r}");

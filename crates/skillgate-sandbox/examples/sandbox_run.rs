@@ -5,6 +5,8 @@
 //! cargo run --release -p skillgate-sandbox --example sandbox_run -- python 'print(1)' [N]
 //! ```
 //! With `N`, runs the snippet N times and prints each run's wall time in milliseconds.
+//! With `serve` instead of `N`, runs it once per line read on stdin and answers each line
+//! with that run's milliseconds (so a harness can interleave it with other commands).
 use skillgate_core::{Caller, ExecRequest, Language, Skill};
 use skillgate_sandbox::NativeSandbox;
 use std::time::Instant;
@@ -16,22 +18,45 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         return Err("usage: sandbox_run python|javascript CODE [RUNS]".into());
     };
     let lang: Language = lang.parse()?;
-    let runs: Option<usize> = args.next().map(|n| n.parse()).transpose()?;
+    let mode = args.next();
+    let serve = mode.as_deref() == Some("serve");
+    let runs: Option<usize> = if serve {
+        None
+    } else {
+        mode.map(|n| n.parse()).transpose()?
+    };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let sandbox = NativeSandbox::new();
     eprintln!("{}", sandbox.host().describe());
     let skill = std::sync::Arc::new(Skill::builder("snippet", lang, code.into_bytes()).build());
-    for _ in 0..runs.unwrap_or(1) {
+    let run_once = || {
         let req = ExecRequest::new(
             Caller::new("bench", "bench"),
             skill.clone(),
             serde_json::json!({}),
         );
         let t = Instant::now();
-        let out = rt.block_on(sandbox.clone().oneshot(req))?;
-        let ms = t.elapsed().as_secs_f64() * 1000.0;
+        rt.block_on(sandbox.clone().oneshot(req))
+            .map(|o| (o, t.elapsed().as_secs_f64() * 1000.0))
+    };
+    if serve {
+        use std::io::{BufRead, Write};
+        let mut out = std::io::stdout().lock();
+        for line in std::io::stdin().lock().lines() {
+            line?;
+            let (o, ms) = run_once()?;
+            if o.exit_code != Some(0) {
+                return Err(format!("run failed: {}", o.status).into());
+            }
+            writeln!(out, "{ms:.3}")?;
+            out.flush()?;
+        }
+        return Ok(());
+    }
+    for _ in 0..runs.unwrap_or(1) {
+        let (out, ms) = run_once()?;
         if runs.is_some() {
             println!("{ms:.3}");
             if !out.status.is_ok() || out.exit_code != Some(0) {

@@ -42,6 +42,16 @@ fn runs_a_skill_with_its_input_as_the_sandbox_user() {
         String::from_utf8_lossy(&o.stderr)
     );
     assert_eq!(o.stdout, b"[1, 1000, 1000, \"/work\"]\n");
+    let enforcement = o
+        .findings
+        .iter()
+        .find(|f| f.rule_id == "sandbox.enforcement")
+        .expect("the report says which enforcement was active");
+    assert!(
+        enforcement.message.contains("cgroups: v"),
+        "{}",
+        enforcement.message
+    );
 }
 
 #[test]
@@ -191,7 +201,7 @@ fn filter(denied: Vec<i64>) -> SeccompFilter {
         TargetArch::x86_64,
     )
     .unwrap();
-    SeccompFilter(Arc::new(f.try_into().unwrap()))
+    SeccompFilter(Arc::new(vec![f.try_into().unwrap()]))
 }
 
 /// A filter that kills the process on this system call.
@@ -204,7 +214,7 @@ fn kill_filter(nr: i64) -> SeccompFilter {
         TargetArch::x86_64,
     )
     .unwrap();
-    SeccompFilter(Arc::new(f.try_into().unwrap()))
+    SeccompFilter(Arc::new(vec![f.try_into().unwrap()]))
 }
 
 #[test]

@@ -97,7 +97,15 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
     let isolation = |caps| IsolationLayer::new(config.limits, config.isolation.clone(), caps);
     let service = match config.executor.kind {
         ExecutorKind::Native => {
-            let mut executor = NativeSandbox::new();
+            // The seccomp layer decides a profile; the sandbox installs it compiled for
+            // this machine's architecture (an unsupported one fails closed).
+            let mut executor =
+                NativeSandbox::new().with_seccomp_compiler(std::sync::Arc::new(|profile| {
+                    let arch = skillgate_confine::Arch::native().ok_or_else(|| {
+                        format!("no seccomp support for {}", std::env::consts::ARCH)
+                    })?;
+                    skillgate_confine::bpf::compile(profile, arch).map_err(|e| e.to_string())
+                }));
             if let Some(p) = &config.interpreters.python {
                 executor = executor.with_interpreter(Language::Python, p);
             }

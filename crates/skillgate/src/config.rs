@@ -52,8 +52,9 @@ pub enum ExecutorKind {
     /// The native Linux sandbox (namespaces, cgroups, landlock, seccomp). The default.
     #[default]
     Native,
-    /// Plain child processes with rlimits: NO isolation, only for trusted code (needs
-    /// `[isolation] runtime = "process"`, or the isolation layer refuses every run).
+    /// Plain child processes with rlimits: NO isolation, only for trusted code. It cannot
+    /// enforce memory, pids, user or network limits, so the isolation layer refuses every
+    /// run on it unless that layer is disabled.
     Process,
 }
 

@@ -181,7 +181,7 @@ fn p(c: &CStr) -> *const libc::c_char {
 /// interpreter, reaps everything, reports, and exits when the parent lets it go.
 fn init(plan: &Plan) -> ! {
     let st = plan.fds.status;
-    // SAFETY (for the whole block): every pointer passed is a NUL-terminated string or a
+    // SAFETY: for the whole block, every pointer passed is a NUL-terminated string or a
     // struct owned by `plan` or this stack frame, alive for each call; the calls are plain
     // system calls, async-signal-safe.
     unsafe {
@@ -235,9 +235,7 @@ fn init(plan: &Plan) -> ! {
         if libc::read(plan.fds.sync, (&raw mut go).cast(), 1) != 1 {
             fail(plan, MSG_SETUP_FAILED, Stage::WaitMaps, -1);
         }
-        check(plan, libc::setresgid(0, 0, 0).into(), Stage::BecomeRoot);
-        check(plan, libc::setresuid(0, 0, 0).into(), Stage::BecomeRoot);
-        check(plan, libc::setgroups(0, null()).into(), Stage::BecomeRoot);
+        check(plan, set_ids(0, 0), Stage::BecomeRoot);
         let rest = libc::CLONE_NEWNS
             | libc::CLONE_NEWNET
             | libc::CLONE_NEWIPC
@@ -299,6 +297,25 @@ fn init(plan: &Plan) -> ! {
         let mut b = 0u8;
         while libc::read(plan.fds.sync, (&raw mut b).cast(), 1) > 0 {}
         libc::_exit(0)
+    }
+}
+
+/// Drops supplementary groups and sets every uid and gid, through raw system calls: the
+/// libc wrappers would try to change the credentials of every thread of the process they
+/// were cloned from (glibc's setxid broadcast) and wait forever for threads that do not
+/// exist in this child.
+fn set_ids(uid: u32, gid: u32) -> libc::c_long {
+    // SAFETY: plain system calls with integer arguments and a null group list of length 0.
+    unsafe {
+        let r = libc::syscall(libc::SYS_setgroups, 0usize, null::<libc::gid_t>());
+        if r < 0 {
+            return r;
+        }
+        let r = libc::syscall(libc::SYS_setresgid, gid, gid, gid);
+        if r < 0 {
+            return r;
+        }
+        libc::syscall(libc::SYS_setresuid, uid, uid, uid)
     }
 }
 
@@ -475,7 +492,7 @@ const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
 fn exec_skill(plan: &Plan) -> ! {
     let ex = |stage: Stage| -> ! { fail(plan, MSG_EXEC_FAILED, stage, -1) };
     let fds = plan.fds;
-    // SAFETY (for the whole block): raw system calls on values owned by `plan` or this
+    // SAFETY: for the whole block, raw system calls on values owned by `plan` or this
     // stack frame, alive for each call; nothing allocates.
     unsafe {
         if libc::dup2(fds.stdin, 0) < 0
@@ -498,6 +515,18 @@ fn exec_skill(plan: &Plan) -> ! {
         if plan.rlimits.apply().is_err() {
             ex(Stage::Rlimits);
         }
+        // Ignored signals and the signal mask survive exec: the skill starts with the
+        // defaults, not whatever the embedding process had set (SIGPIPE ignored, say).
+        let mut dfl: libc::sigaction = std::mem::zeroed();
+        dfl.sa_sigaction = libc::SIG_DFL;
+        for sig in 1..libc::SIGRTMAX() {
+            if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+                libc::sigaction(sig, &dfl, std::ptr::null_mut());
+            }
+        }
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
         for cap in 0..=plan.cap_last_cap {
             if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) < 0
                 && errno() != libc::EINVAL
@@ -515,9 +544,7 @@ fn exec_skill(plan: &Plan) -> ! {
         {
             ex(Stage::DropCaps);
         }
-        if libc::setresgid(plan.gid, plan.gid, plan.gid) < 0
-            || libc::setresuid(plan.uid, plan.uid, plan.uid) < 0
-        {
+        if set_ids(plan.uid, plan.gid) < 0 {
             ex(Stage::SetIds);
         }
         let hdr = CapHeader {
@@ -578,19 +605,21 @@ fn exec_skill(plan: &Plan) -> ! {
             libc::close(rs as libc::c_int);
         }
         if let Some(sc) = &plan.seccomp {
-            let prog = libc::sock_fprog {
-                len: sc.filter.len() as libc::c_ushort,
-                filter: sc.filter.as_ptr().cast_mut(),
-            };
-            if libc::prctl(
-                libc::PR_SET_SECCOMP,
-                libc::SECCOMP_MODE_FILTER as libc::c_ulong,
-                &prog,
-                0,
-                0,
-            ) < 0
-            {
-                ex(Stage::Seccomp);
+            for filter in &sc.filters {
+                let prog = libc::sock_fprog {
+                    len: filter.len() as libc::c_ushort,
+                    filter: filter.as_ptr().cast_mut(),
+                };
+                if libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+                    &prog,
+                    0,
+                    0,
+                ) < 0
+                {
+                    ex(Stage::Seccomp);
+                }
             }
         }
         libc::execve(

@@ -4,7 +4,7 @@
 //! |------|------|-----|
 //! | `/usr`, `/bin`, `/sbin`, `/lib*` | the host's system directories | read-only binds (symlinks kept as symlinks) |
 //! | interpreter prefix, extra paths | e.g. a pyenv prefix under `/root`, a virtualenv | read-only binds of exactly that path |
-//! | `/etc` | passwd and group with the sandbox user, hosts, the ld.so cache | read-only bind of a generated directory |
+//! | `/etc` | passwd and group with the sandbox user, hosts, the ld.so cache | read-only tmpfs with generated files |
 //! | `/dev` | null, zero, full, random, urandom, and the `fd` links | tmpfs, read-only, with device binds |
 //! | `/proc` | a fresh proc of the sandbox's pid namespace; `/proc/sys` read-only | proc |
 //! | `/tmp` | private | tmpfs, size-capped, noexec |
@@ -82,7 +82,7 @@ pub(crate) struct Inputs<'a> {
     pub(crate) host_gid: u32,
     pub(crate) landlock_abi: Option<u32>,
     pub(crate) cap_last_cap: u32,
-    pub(crate) seccomp: Option<Vec<libc::sock_filter>>,
+    pub(crate) seccomp: Option<Vec<Vec<libc::sock_filter>>>,
     pub(crate) fds: ChildFds,
 }
 
@@ -280,11 +280,30 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
             b.bind_ro(&c)?;
         }
     }
-    b.mkdir_p(Path::new("/etc"))?;
-    b.ops.push(Op::Bind {
-        src: cstr(&etc)?,
-        dst: cstr(b.host(Path::new("/etc")))?,
-        ro_flags: Some(nosuid_nodev | libc::MS_NOEXEC),
+    // /etc: a tmpfs with copies of the generated files, so the staging directory can go
+    // as soon as the root is built.
+    b.tmpfs(
+        "/etc",
+        "size=4m,mode=0755".into(),
+        nosuid_nodev | libc::MS_NOEXEC,
+    )?;
+    let etc_host = b.host(Path::new("/etc"));
+    let mut staged: Vec<_> = std::fs::read_dir(&etc)
+        .map_err(|e| io("listing the generated /etc", e))?
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    staged.sort();
+    for name in staged {
+        b.ops.push(Op::Copy {
+            src: cstr(etc.join(&name))?,
+            dst: cstr(etc_host.join(&name))?,
+            mode: 0o644,
+        });
+    }
+    b.ops.push(Op::Remount {
+        dst: cstr(&etc_host)?,
+        flags: libc::MS_RDONLY | nosuid_nodev | libc::MS_NOEXEC,
     });
     b.ro_rules.push((PathBuf::from("/etc"), true));
 
@@ -449,7 +468,7 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
         _envp: envp,
         rlimits: RlimitSet::from_limits(&i.spec.limits),
         landlock,
-        seccomp: i.seccomp.clone().map(|filter| SeccompPlan { filter }),
+        seccomp: i.seccomp.clone().map(|filters| SeccompPlan { filters }),
         fds: i.fds,
     })
 }

@@ -42,15 +42,16 @@ use std::sync::mpsc;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
-/// A compiled seccomp filter attached to a request (in `ExecRequest::extensions`) by the
-/// seccomp layer; the sandbox installs it as the last step before exec.
+/// Compiled seccomp filters attached to a request (in `ExecRequest::extensions`): a stack,
+/// installed in order as the last step before exec (the kernel runs them all and keeps
+/// the most restrictive result).
 #[derive(Debug, Clone)]
-pub struct SeccompFilter(pub Arc<seccompiler::BpfProgram>);
+pub struct SeccompFilter(pub Arc<Vec<seccompiler::BpfProgram>>);
 
-/// Compiles the spec's seccomp profile for this machine (the confinement crate provides
-/// one; see [`NativeSandbox::with_seccomp_compiler`]).
+/// Compiles the spec's seccomp profile for this machine into the filter stack to install
+/// (the confinement crate provides one; see [`NativeSandbox::with_seccomp_compiler`]).
 pub type SeccompCompiler =
-    Arc<dyn Fn(&SeccompProfile) -> Result<seccompiler::BpfProgram, String> + Send + Sync>;
+    Arc<dyn Fn(&SeccompProfile) -> Result<Vec<seccompiler::BpfProgram>, String> + Send + Sync>;
 
 /// Host ids the sandbox's user namespace maps to by default: inside uid 0 (the init only)
 /// is `DEFAULT_HOST_ID_BASE`, inside uid `u` is `DEFAULT_HOST_ID_BASE + u`. No host
@@ -264,7 +265,7 @@ impl NativeSandbox {
     fn seccomp_filter(
         &self,
         req: &ExecRequest,
-    ) -> Result<Option<Vec<libc::sock_filter>>, ExecError> {
+    ) -> Result<Option<Vec<Vec<libc::sock_filter>>>, ExecError> {
         let program = if let Some(f) = req.extensions.get::<SeccompFilter>() {
             Some(f.0.as_ref().clone())
         } else if let Some(profile) = &req.spec.seccomp {
@@ -281,13 +282,18 @@ impl NativeSandbox {
         } else {
             None
         };
-        Ok(program.map(|p| {
-            p.iter()
-                .map(|i| libc::sock_filter {
-                    code: i.code,
-                    jt: i.jt,
-                    jf: i.jf,
-                    k: i.k,
+        Ok(program.map(|stack| {
+            stack
+                .iter()
+                .map(|p| {
+                    p.iter()
+                        .map(|i| libc::sock_filter {
+                            code: i.code,
+                            jt: i.jt,
+                            jf: i.jf,
+                            k: i.k,
+                        })
+                        .collect()
                 })
                 .collect()
         }))
@@ -398,6 +404,9 @@ impl NativeSandbox {
             }
         }
         write_id_maps(pid, self.host_id_base, req.spec.uid, req.spec.gid)?;
+        // The init has built its root and left the staging directory behind: remove it
+        // while the skill runs.
+        let cleanup = std::thread::spawn(move || drop(dir));
         let mut sync = File::from(sync_w);
         sync.write_all(&[1])
             .map_err(|e| ExecError::io("releasing the sandbox's init", e))?;
@@ -448,7 +457,7 @@ impl NativeSandbox {
         let _ = writer.join();
         let events = cgroup.events();
         drop(cgroup);
-        drop(dir);
+        let _ = cleanup.join();
         if let Some(e) = exec_failure {
             return Err(e);
         }
@@ -480,6 +489,13 @@ impl NativeSandbox {
         apply_limit_events(&mut outcome, &events, &limits);
         outcome.artifacts = artifacts;
         outcome.findings.append(&mut artifact_findings);
+        // Which enforcement this run actually had (cgroup v1 or v2, landlock ABI).
+        outcome.findings.push(Finding::new(
+            LayerName::Executor,
+            "sandbox.enforcement",
+            Severity::Info,
+            self.host.describe(),
+        ));
         Ok(outcome)
     }
 }
@@ -597,5 +613,89 @@ impl tower::Service<ExecRequest> for NativeSandbox {
             outcome.record_layer(LayerName::Executor, overhead, Vec::new());
             Ok(outcome)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn print_one() -> ExecRequest {
+        let skill =
+            skillgate_core::Skill::builder("s", Language::Python, b"print(1)".to_vec()).build();
+        ExecRequest::new(
+            skillgate_core::Caller::new("a", "t"),
+            skill,
+            serde_json::json!({}),
+        )
+    }
+
+    fn sandbox_on(host: HostSupport) -> NativeSandbox {
+        NativeSandbox {
+            host: Arc::new(host),
+            ..NativeSandbox::new()
+        }
+    }
+
+    #[test]
+    fn a_refused_user_namespace_names_the_settings_to_check() {
+        let e = setup_error(Msg {
+            kind: MSG_SETUP_FAILED,
+            a: Stage::UnshareUser as i32,
+            b: libc::EPERM,
+            c: -1,
+        })
+        .to_string();
+        assert!(e.contains("user.max_user_namespaces"), "{e}");
+        assert!(e.contains("apparmor_restrict_unprivileged_userns"), "{e}");
+        let e = setup_error(Msg {
+            kind: MSG_EXEC_FAILED,
+            a: Stage::Exec as i32,
+            b: libc::ENOENT,
+            c: -1,
+        })
+        .to_string();
+        assert!(e.contains("executing the interpreter"), "{e}");
+    }
+
+    #[test]
+    fn without_cgroups_memory_and_pids_specs_are_refused_before_running() {
+        let sb = sandbox_on(HostSupport {
+            cgroups: CgroupMode::Unavailable("no cgroups here".into()),
+            landlock_abi: None,
+            namespaces: Ok(()),
+            cap_last_cap: 40,
+        });
+        let caps = sb.capabilities();
+        assert!(!caps.memory && !caps.pids && caps.network_none);
+        let req = print_one();
+        let out = sb.run_blocking(&req).unwrap();
+        assert_eq!(out.status, Status::Error);
+        let text: Vec<&str> = out.findings.iter().map(|f| f.message.as_str()).collect();
+        assert!(text.iter().any(|m| m.contains("memory")), "{text:?}");
+        assert!(
+            text.iter().any(|m| m.contains("no cgroups here")),
+            "{text:?}"
+        );
+    }
+
+    #[test]
+    fn without_namespaces_the_tier_drops_and_the_run_is_refused() {
+        let sb = sandbox_on(HostSupport {
+            cgroups: CgroupMode::Unavailable("none".into()),
+            landlock_abi: None,
+            namespaces: Err("user namespaces are disabled".into()),
+            cap_last_cap: 40,
+        });
+        assert_eq!(sb.capabilities().tier, RuntimeTier::Process);
+        let req = print_one();
+        let out = sb.run_blocking(&req).unwrap();
+        assert_eq!(out.status, Status::Error);
+        assert!(out.stdout.is_empty());
+        assert!(
+            out.findings
+                .iter()
+                .any(|f| f.message.contains("user namespaces are disabled"))
+        );
     }
 }

@@ -55,10 +55,10 @@ pub(crate) struct LandlockPlan {
     pub(crate) rules: Vec<LandlockRule>,
 }
 
-/// A compiled seccomp filter, ready for `prctl(PR_SET_SECCOMP)`.
+/// Compiled seccomp filters, each ready for `prctl(PR_SET_SECCOMP)`, in installation order.
 #[derive(Debug)]
 pub(crate) struct SeccompPlan {
-    pub(crate) filter: Vec<libc::sock_filter>,
+    pub(crate) filters: Vec<Vec<libc::sock_filter>>,
 }
 
 /// The file descriptors the sandbox's processes use (all opened O_CLOEXEC by the parent).

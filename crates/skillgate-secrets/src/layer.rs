@@ -1,5 +1,5 @@
 //! The tower layer: scans what the executor returns and redacts, withholds or reports.
-use crate::redact::{Mode, redact};
+use crate::redact::Mode;
 use crate::scanner::{SecretFinding, SecretScanner};
 use sha2::{Digest, Sha256};
 use skillgate_core::{ExecOutcome, ExecRequest, Finding, LayerName, Location, Status};
@@ -110,13 +110,13 @@ pub fn is_text_artifact(content: &[u8]) -> bool {
 pub fn scan_outcome(scanner: &SecretScanner, mode: Mode, out: &mut ExecOutcome) -> Vec<Finding> {
     let mut report = Vec::new();
     let mut process = |place: &str, bytes: &mut Vec<u8>| -> bool {
-        let found = scanner.scan(bytes);
+        let (redacted, found) = scanner.redact(bytes);
         if found.is_empty() {
             return false;
         }
         report.extend(found.iter().map(|f| to_report(place, f)));
         if mode == Mode::Redact {
-            *bytes = redact(bytes, &found);
+            *bytes = redacted;
         }
         true
     };

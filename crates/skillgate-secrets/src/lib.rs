@@ -37,7 +37,7 @@ pub use decode::{Decoded, Encoding, MAX_SEGMENT, MIN_BASE64, MIN_HEX, decode_seg
 pub use entropy::shannon_entropy;
 pub use gitleaks::{GitleaksImport, Untranslated, import_gitleaks};
 pub use layer::{SecretsLayer, SecretsService, is_text_artifact, scan_outcome};
-pub use redact::{Mode, redact};
+pub use redact::{MAX_REDACTION_ROUNDS, Mode, redact};
 pub use rule::{Allowlist, DEFAULT_WINDOW, MAX_WINDOW, Rule, RuleDef, RuleError, RuleFile};
 pub use ruleset::{RuleSet, RuleSetBuilder, RuleSetError};
 pub use scanner::{DEFAULT_DECODE_DEPTH, SecretFinding, SecretScanner, mask};

@@ -21,6 +21,16 @@ struct Cli {
 enum Command {
     /// Run a skill (a folder, or a bare script) through the pipeline.
     Run(cmd::run::RunArgs),
+    /// Scan code or output without running anything.
+    #[command(subcommand)]
+    Scan(ScanCommand),
+}
+
+/// `skillgate scan ...`.
+#[derive(Debug, Subcommand)]
+enum ScanCommand {
+    /// Scan text (a skill's output, a log, a file) for leaked secrets.
+    Output(cmd::scan_output::ScanOutputArgs),
 }
 
 /// An error that ends the command with exit code 2 and a message on stderr.
@@ -37,6 +47,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => cmd::run::run(args),
+        Command::Scan(ScanCommand::Output(args)) => cmd::scan_output::run(args),
     };
     match result {
         Ok(code) => code,

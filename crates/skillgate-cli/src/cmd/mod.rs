@@ -1,2 +1,3 @@
 //! One module per subcommand.
 pub(crate) mod run;
+pub(crate) mod scan_output;

@@ -164,7 +164,7 @@ fn runs(hay: &[u8], out: &mut Vec<Decoded>) {
             end += 1;
         }
         let len = end - start;
-        if len >= MIN_BASE64 && len <= MAX_SEGMENT {
+        if (MIN_BASE64..=MAX_SEGMENT).contains(&len) {
             let is_hex = all & HEX != 0;
             if is_hex {
                 if len >= MIN_HEX && len % 2 == 0 && end == i {

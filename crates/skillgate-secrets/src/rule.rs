@@ -122,7 +122,7 @@ pub struct Rule {
 /// Compiles a `regex::bytes`-syntax pattern: Unicode off when the pattern allows it (faster,
 /// and secrets are ASCII), on otherwise.
 pub(crate) fn compile_regex(pattern: &str) -> Result<Regex, String> {
-    let build = |unicode: bool| {
+    let build = |unicode: bool| -> Result<Regex, String> {
         Regex::builder()
             .syntax(syntax::Config::new().unicode(unicode).utf8(false))
             .configure(
@@ -131,10 +131,9 @@ pub(crate) fn compile_regex(pattern: &str) -> Result<Regex, String> {
                     .nfa_size_limit(Some(16 << 20)),
             )
             .build(pattern)
+            .map_err(|e| format!("invalid regex `{pattern}`: {e}"))
     };
-    build(false)
-        .or_else(|_| build(true))
-        .map_err(|e| format!("invalid regex `{pattern}`: {e}"))
+    build(false).or_else(|_| build(true))
 }
 
 impl Rule {

@@ -118,14 +118,15 @@ impl RuleSet {
             None
         } else {
             Some(
+                // Keywords are lowercase and matched against lowercased text: a
+                // case-sensitive automaton keeps the SIMD prefilters that case-insensitive
+                // matching turns off.
                 AhoCorasick::builder()
-                    .ascii_case_insensitive(true)
                     .match_kind(MatchKind::Standard)
                     .kind(Some(AhoCorasickKind::DFA))
                     .build(&keywords)
                     .or_else(|_| {
                         AhoCorasick::builder()
-                            .ascii_case_insensitive(true)
                             .match_kind(MatchKind::Standard)
                             .build(&keywords)
                     })

@@ -152,7 +152,8 @@ impl SecretScanner {
         let n = hay.len();
         let mut windows: Vec<(u32, usize, usize)> = Vec::new();
         if let Some(ac) = self.rules.prefilter() {
-            for m in ac.find_overlapping_iter(hay) {
+            let lower = hay.to_ascii_lowercase();
+            for m in ac.find_overlapping_iter(&lower) {
                 for &r in self.rules.keyword_rules(m.pattern().as_usize()) {
                     let w = rules[r as usize].window;
                     windows.push((r, m.start().saturating_sub(w), (m.end() + w).min(n)));

@@ -39,31 +39,36 @@ impl std::str::FromStr for Mode {
 /// assert_eq!(out, b"id=[REDACTED:aws-access-key-id] done");
 /// ```
 pub fn redact(hay: &[u8], findings: &[SecretFinding]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(hay.len());
+    let mut at = 0;
+    for (start, end, id) in replacements(hay, findings) {
+        out.extend_from_slice(&hay[at..start]);
+        out.extend_from_slice(b"[REDACTED:");
+        out.extend_from_slice(id.as_bytes());
+        out.push(b']');
+        at = end;
+    }
+    out.extend_from_slice(&hay[at..]);
+    out
+}
+
+/// The spans to replace: in order, disjoint (overlapping findings merged, named after the
+/// first), inside `hay`.
+fn replacements<'f>(hay: &[u8], findings: &'f [SecretFinding]) -> Vec<(usize, usize, &'f str)> {
     let mut spans: Vec<(usize, usize, &str)> = findings
         .iter()
         .filter(|f| f.start < f.end && f.end <= hay.len())
         .map(|f| (f.start, f.end, f.rule_id.as_str()))
         .collect();
     spans.sort_by_key(|s| (s.0, std::cmp::Reverse(s.1)));
-    let mut out = Vec::with_capacity(hay.len());
-    let mut at = 0;
-    let mut i = 0;
-    while i < spans.len() {
-        let (start, mut end, id) = spans[i];
-        i += 1;
-        while i < spans.len() && spans[i].0 < end {
-            end = end.max(spans[i].1);
-            i += 1;
+    let mut merged: Vec<(usize, usize, &str)> = Vec::with_capacity(spans.len());
+    for span in spans {
+        match merged.last_mut() {
+            Some(last) if span.0 < last.1 => last.1 = last.1.max(span.1),
+            _ => merged.push(span),
         }
-        let start = start.max(at);
-        out.extend_from_slice(&hay[at..start]);
-        out.extend_from_slice(b"[REDACTED:");
-        out.extend_from_slice(id.as_bytes());
-        out.push(b']');
-        at = end.max(at);
     }
-    out.extend_from_slice(&hay[at..]);
-    out
+    merged
 }
 
 /// Most rounds of redact-and-rescan (see [`SecretScanner::redact`]).
@@ -106,28 +111,14 @@ struct OffsetMap(Vec<(usize, usize, usize, usize)>);
 
 impl OffsetMap {
     fn new(hay: &[u8], findings: &[SecretFinding]) -> Self {
-        let mut spans: Vec<(usize, usize, &str)> = findings
-            .iter()
-            .filter(|f| f.start < f.end && f.end <= hay.len())
-            .map(|f| (f.start, f.end, f.rule_id.as_str()))
-            .collect();
-        spans.sort_by_key(|s| (s.0, std::cmp::Reverse(s.1)));
         let mut map = Vec::new();
         let (mut at, mut shift_out) = (0usize, 0usize);
-        let mut i = 0;
-        while i < spans.len() {
-            let (start, mut end, id) = spans[i];
-            i += 1;
-            while i < spans.len() && spans[i].0 < end {
-                end = end.max(spans[i].1);
-                i += 1;
-            }
-            let start = start.max(at);
+        for (start, end, id) in replacements(hay, findings) {
             let out_start = start - at + shift_out;
             let out_end = out_start + "[REDACTED:]".len() + id.len();
-            map.push((out_start, out_end, start, end.max(at)));
+            map.push((out_start, out_end, start, end));
             shift_out = out_end;
-            at = end.max(at);
+            at = end;
         }
         OffsetMap(map)
     }

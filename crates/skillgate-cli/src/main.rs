@@ -27,6 +27,16 @@ enum Command {
     Policy(cmd::policy::PolicyArgs),
     /// Inspect the behavioural monitor's state: status, release a quarantine, metrics.
     Monitor(cmd::monitor::MonitorArgs),
+    /// Scan code or output without running anything.
+    #[command(subcommand)]
+    Scan(ScanCommand),
+}
+
+/// `skillgate scan ...`.
+#[derive(Debug, Subcommand)]
+enum ScanCommand {
+    /// Scan text (a skill's output, a log, a file) for leaked secrets.
+    Output(cmd::scan_output::ScanOutputArgs),
 }
 
 /// An error that ends the command with exit code 2 and a message on stderr.
@@ -46,6 +56,7 @@ fn main() -> ExitCode {
         Command::Emit(args) => cmd::emit::run(args),
         Command::Policy(args) => cmd::policy::run(args),
         Command::Monitor(args) => cmd::monitor::run(args),
+        Command::Scan(ScanCommand::Output(args)) => cmd::scan_output::run(args),
     };
     match result {
         Ok(code) => code,

@@ -6,6 +6,7 @@ use crate::{Config, InputSchemaLayer, IsolationLayer, PipelineBuilder};
 use skillgate_core::{BoxExecService, Language, LayerName, NoQuarantine, QuarantineSource};
 use skillgate_sandbox::native::CgroupMode;
 use skillgate_sandbox::{NativeSandbox, ProcessExecutor};
+use skillgate_secrets::{RuleSetBuilder, SecretScanner, SecretsLayer};
 use std::sync::Arc;
 
 /// A configuration that cannot be turned into a pipeline (a rule pack or policy that does
@@ -46,6 +47,11 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
     // The input schema gate is part of the skill's contract, not a security layer that
     // can be switched off.
     let mut builder = PipelineBuilder::new().layer_at(LayerName::Input, InputSchemaLayer::new());
+    if enabled(LayerName::Secrets) {
+        let (layer, secret_notices) = secrets_layer(&config.secrets)?;
+        builder = builder.layer_at(LayerName::Secrets, layer);
+        notices.extend(secret_notices);
+    }
     if enabled(LayerName::Seccomp) {
         let layer = config.seccomp.build_layer().map_err(|e| AssembleError {
             layer: LayerName::Seccomp,
@@ -148,4 +154,53 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
         notices,
         quarantine,
     })
+}
+
+/// The secrets layer `[secrets]` describes, and notices about gitleaks rules that could
+/// not be imported.
+fn secrets_layer(
+    cfg: &crate::config::SecretsConfig,
+) -> Result<(SecretsLayer, Vec<String>), AssembleError> {
+    let err = |message: String| AssembleError {
+        layer: LayerName::Secrets,
+        message,
+    };
+    let mut rules = if cfg.default_rules {
+        RuleSetBuilder::with_default_pack().map_err(|e| err(e.to_string()))?
+    } else {
+        RuleSetBuilder::new()
+    };
+    for path in &cfg.rules {
+        rules.add_file(path).map_err(|e| err(e.to_string()))?;
+    }
+    let mut notices = Vec::new();
+    if let Some(path) = &cfg.gitleaks {
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            err(format!(
+                "cannot read gitleaks config {}: {e}",
+                path.display()
+            ))
+        })?;
+        let import = rules
+            .add_gitleaks(&text, &path.display().to_string())
+            .map_err(|e| err(e.to_string()))?;
+        notices.extend(import.untranslated.iter().map(|u| {
+            format!(
+                "secrets: gitleaks rule `{}` from {} not imported: {}",
+                u.id,
+                path.display(),
+                u.reason
+            )
+        }));
+    }
+    let set = rules.build().map_err(|e| err(e.to_string()))?;
+    if set.is_empty() {
+        return Err(err(
+            "no secret rules: default_rules is false and no rule file is given".into(),
+        ));
+    }
+    Ok((
+        SecretsLayer::new(SecretScanner::new(set), cfg.mode),
+        notices,
+    ))
 }

@@ -35,6 +35,33 @@ pub struct Config {
     pub policy: skillgate_policy::PolicySources,
     /// The behavioural monitor: state directory, detections, quarantine and throttle.
     pub monitor: skillgate_monitor::MonitorConfig,
+    /// The output secret scan (layer 6).
+    pub secrets: SecretsConfig,
+}
+
+/// `[secrets]`: how skill output is scanned for leaked credentials.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SecretsConfig {
+    /// `redact` (default), `block` or `report`.
+    pub mode: skillgate_secrets::Mode,
+    /// Load the built-in rule pack (default true).
+    pub default_rules: bool,
+    /// Extra rule files in the skillgate format.
+    pub rules: Vec<PathBuf>,
+    /// A gitleaks TOML configuration to import alongside.
+    pub gitleaks: Option<PathBuf>,
+}
+
+impl Default for SecretsConfig {
+    fn default() -> Self {
+        SecretsConfig {
+            mode: skillgate_secrets::Mode::Redact,
+            default_rules: true,
+            rules: Vec::new(),
+            gitleaks: None,
+        }
+    }
 }
 
 /// `[executor]`: which executor runs the skills.
@@ -126,6 +153,8 @@ mod tests {
             Limits::default(),
             "the example documents the defaults"
         );
+        assert_eq!(cfg.secrets.mode, skillgate_secrets::Mode::Redact);
+        assert!(cfg.secrets.default_rules && cfg.secrets.rules.is_empty());
         assert_eq!(cfg.monitor, skillgate_monitor::MonitorConfig::default());
     }
 
@@ -154,6 +183,10 @@ mod tests {
             err.contains("x.toml") && err.contains("memory_bytes") && err.contains("lots"),
             "{err}"
         );
+        let err = from_str("[secrets]\nmode = \"drop\"\n", "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("drop") && err.contains("redact"), "{err}");
         let err = from_str("[limitz]\n", "x.toml").unwrap_err().to_string();
         assert!(err.contains("limitz"), "{err}");
     }

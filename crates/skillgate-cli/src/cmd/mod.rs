@@ -3,3 +3,4 @@ pub(crate) mod emit;
 pub(crate) mod policy;
 pub(crate) mod monitor;
 pub(crate) mod run;
+pub(crate) mod scan_output;

@@ -1,0 +1,203 @@
+//! False-positive guards: shapes and contexts that look like secrets but are not.
+//!
+//! Contextual guards apply to every rule: a match inside an image data URI, a hex value
+//! labelled as a hash or digest, a line of a checksum listing. Shape guards apply only to
+//! *generic* rules (ids `generic-*`), whose regexes accept any high-entropy value: UUIDs,
+//! hashes, template placeholders, code identifiers and member chains in minified code.
+
+/// Why a candidate was dropped, when a guard dropped it.
+pub(crate) fn benign(hay: &[u8], start: usize, end: usize, generic: bool) -> Option<&'static str> {
+    let secret = &hay[start..end];
+    let line_start = memchr::memrchr(b'\n', &hay[..start]).map_or(0, |p| p + 1);
+    let before = &hay[line_start.max(start.saturating_sub(512))..start];
+    if in_data_uri(before) {
+        return Some("inside an image data URI");
+    }
+    let hex = secret.len() >= 32 && secret.iter().all(u8::is_ascii_hexdigit);
+    if hex && labelled_as_hash(before) {
+        return Some("a labelled hash or digest");
+    }
+    if hex && start == line_start && checksum_listing(&hay[end..]) {
+        return Some("a checksum listing");
+    }
+    if !generic {
+        return None;
+    }
+    if is_uuid(secret) {
+        return Some("a UUID");
+    }
+    if hex && matches!(secret.len(), 32 | 40 | 56 | 64 | 96 | 128) {
+        return Some("a hash-shaped hex value");
+    }
+    if secret.iter().all(u8::is_ascii_digit) {
+        return Some("a number");
+    }
+    if is_placeholder(secret) {
+        return Some("a placeholder");
+    }
+    if is_identifier_like(secret) {
+        return Some("an identifier, not a value");
+    }
+    let line_end = memchr::memchr(b'\n', &hay[end..]).map_or(hay.len(), |p| end + p);
+    if is_minified(&hay[line_start..line_end]) && is_member_chain(secret) {
+        return Some("code in a minified line");
+    }
+    None
+}
+
+fn in_data_uri(before: &[u8]) -> bool {
+    match memchr::memmem::rfind(before, b"data:") {
+        Some(p) => {
+            let tail = &before[p..];
+            tail.len() > 12
+                && tail[5..].starts_with(b"image/")
+                && memchr::memmem::find(tail, b";base64,").is_some()
+                && !tail
+                    .iter()
+                    .any(|b| b.is_ascii_whitespace() || *b == b'"' || *b == b'\'')
+        }
+        None => false,
+    }
+}
+
+fn labelled_as_hash(before: &[u8]) -> bool {
+    const LABELS: [&[u8]; 16] = [
+        b"sha",
+        b"md5",
+        b"hash",
+        b"digest",
+        b"checksum",
+        b"commit",
+        b"etag",
+        b"integrity",
+        b"blake",
+        b"revision",
+        b"parent",
+        b"tree ",
+        b"object",
+        b"fingerprint",
+        b"crc",
+        b"rev",
+    ];
+    let tail = &before[before.len().saturating_sub(40)..];
+    let lower = tail.to_ascii_lowercase();
+    LABELS
+        .iter()
+        .any(|l| memchr::memmem::find(&lower, l).is_some())
+}
+
+/// `<hex>  <file>` or `<hex> *<file>` as `sha256sum` and friends print them.
+fn checksum_listing(after: &[u8]) -> bool {
+    let rest = after.split(|&b| b == b'\n').next().unwrap_or(b"");
+    let trimmed = rest.trim_ascii_start();
+    trimmed.len() < rest.len() && !trimmed.is_empty() && !trimmed.contains(&b' ')
+}
+
+/// `8-4-4-4-12` hex.
+pub(crate) fn is_uuid(s: &[u8]) -> bool {
+    s.len() == 36
+        && s.iter().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => *b == b'-',
+            _ => b.is_ascii_hexdigit(),
+        })
+}
+
+fn is_placeholder(s: &[u8]) -> bool {
+    let lower = s.to_ascii_lowercase();
+    let has = |w: &[u8]| memchr::memmem::find(&lower, w).is_some();
+    s.starts_with(b"${")
+        || s.starts_with(b"{{")
+        || s.starts_with(b"<")
+        || s.starts_with(b"%(")
+        || has(b"xxxxx")
+        || has(b"*****")
+        || has(b"changeme")
+        || has(b"placeholder")
+        || has(b"your_")
+        || has(b"your-")
+        || has(b"example")
+        || has(b"redacted")
+        || has(b"dummy")
+        || s.windows(6).any(|w| w.iter().all(|&b| b == w[0]))
+}
+
+/// `snake_case_words` or `camelCaseWords` without digits: a name, not a value.
+fn is_identifier_like(s: &[u8]) -> bool {
+    !s.iter().any(u8::is_ascii_digit)
+        && s.iter()
+            .all(|b| b.is_ascii_alphabetic() || *b == b'_' || *b == b'.')
+        && (s.contains(&b'_') || s.contains(&b'.') || s.iter().all(u8::is_ascii_lowercase))
+}
+
+fn is_member_chain(s: &[u8]) -> bool {
+    s.iter()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.'))
+        && (s.contains(&b'.') || !s.iter().any(u8::is_ascii_digit))
+}
+
+/// A long line dense with code punctuation and nearly free of spaces.
+pub(crate) fn is_minified(line: &[u8]) -> bool {
+    if line.len() < 500 {
+        return false;
+    }
+    let spaces = line.iter().filter(|&&b| b == b' ').count();
+    let punct = line
+        .iter()
+        .filter(|&&b| matches!(b, b';' | b'{' | b'}' | b'(' | b')' | b',' | b'='))
+        .count();
+    spaces * 20 < line.len() && punct * 15 > line.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard(text: &str, secret: &str, generic: bool) -> Option<&'static str> {
+        let start = text.find(secret).unwrap();
+        benign(text.as_bytes(), start, start + secret.len(), generic)
+    }
+
+    #[test]
+    fn uuids_and_hashes_are_benign_for_generic_rules_only() {
+        let t = r#"token = "3f2b8c4e-9d1a-4e6f-8b2c-7a9d0e1f2a3b""#;
+        assert_eq!(
+            guard(t, "3f2b8c4e-9d1a-4e6f-8b2c-7a9d0e1f2a3b", true),
+            Some("a UUID")
+        );
+        assert_eq!(
+            guard(t, "3f2b8c4e-9d1a-4e6f-8b2c-7a9d0e1f2a3b", false),
+            None
+        );
+        let sha = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+        assert!(guard(&format!("secret: {sha}"), sha, true).is_some());
+        assert_eq!(guard(&format!("key: {sha}"), sha, false), None);
+    }
+
+    #[test]
+    fn labelled_digests_and_checksum_listings_are_benign_for_all_rules() {
+        let sha = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+        assert!(guard(&format!("sha256={sha}"), sha, false).is_some());
+        assert!(guard(&format!("commit {}", &sha[..40]), &sha[..40], false).is_some());
+        assert!(guard(&format!("{sha}  dist/app.tar.gz"), sha, false).is_some());
+        assert_eq!(guard(&format!("{sha} is the key"), sha, false), None);
+    }
+
+    #[test]
+    fn data_uris_placeholders_identifiers_and_minified_code() {
+        let t = "src=\"data:image/png;base64,iVBORw0KGgoAAAAsk_live_abcdefghijklmnop\"";
+        assert!(guard(t, "sk_live_abcdefghijklmnop", false).is_some());
+        assert!(guard("password=${DB_PASSWORD}", "${DB_PASSWORD}", true).is_some());
+        assert!(guard("password: your_password_here", "your_password_here", true).is_some());
+        assert!(guard("secret = process_env_secret", "process_env_secret", true).is_some());
+        let line = format!(
+            "{}token:e.session.token1{}",
+            "a(b);c={d:1},".repeat(60),
+            "x(y);".repeat(40)
+        );
+        assert!(guard(&line, "e.session.token1", true).is_some());
+        assert_eq!(
+            guard("token = Zx81kPq02LmNw7Ty", "Zx81kPq02LmNw7Ty", true),
+            None
+        );
+    }
+}

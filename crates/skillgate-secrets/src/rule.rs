@@ -1,0 +1,261 @@
+//! The rule format (`rules/secrets/*.toml`) and its compiled form.
+//!
+//! ```toml
+//! [[rule]]
+//! id = "aws-access-key-id"            # kebab-case, unique across all files
+//! description = "AWS access key id"
+//! keywords = ["AKIA", "ASIA"]         # prefilter, matched case-insensitively
+//! regex = '''\b((?:AKIA|ASIA)[A-Z2-7]{16})\b'''
+//! secret_group = 1                    # optional, see below
+//! entropy = 3.0                       # optional minimum Shannon entropy (bits per byte)
+//! window = 256                        # optional bytes scanned either side of a keyword hit
+//! severity = "high"                   # optional (default high)
+//! allowlist = { stopwords = ["EXAMPLE"], regexes = ['''^AKIAIOSFODNN7EXAMPLE$'''] }
+//! references = ["https://docs.aws.amazon.com/"]
+//! examples = ['''aws_access_key_id = AKIAZ3MSJV4WXQ7LTN2H''']
+//! negative_examples = ['''AKIAIOSFODNN7EXAMPLE''']
+//! ```
+//!
+//! - `secret_group` defaults to 1 when the regex has a capture group and to 0 (the whole
+//!   match) when it has none.
+//! - `window` (default [`DEFAULT_WINDOW`]) is how far before the start and after the end of
+//!   a keyword hit the rule's regex looks; a match that reaches the window's end is extended
+//!   to its full length, so the window only needs to cover where a match may *start*.
+//! - Allow-list `stopwords` drop a secret that contains one of them (case-insensitively);
+//!   allow-list `regexes` drop a secret they match (unanchored unless the regex anchors).
+//! - Rules whose id starts with `generic-` are *generic*: they also pass the shape guards
+//!   (UUIDs, hashes, code) and yield to a provider rule that finds the same secret.
+use crate::entropy::shannon_entropy;
+use regex_automata::meta::{self, Regex};
+use regex_automata::util::syntax;
+use serde::{Deserialize, Serialize};
+use skillgate_core::Severity;
+
+/// Bytes scanned either side of a keyword hit when a rule does not say.
+pub const DEFAULT_WINDOW: usize = 256;
+/// The largest `window` a rule may ask for.
+pub const MAX_WINDOW: usize = 64 * 1024;
+
+/// One rule file: a list of `[[rule]]` tables.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleFile {
+    /// The rules.
+    #[serde(default)]
+    pub rule: Vec<RuleDef>,
+}
+
+/// A rule as written in a rule file.
+#[derive(Debug, Clone, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RuleDef {
+    /// Unique kebab-case id.
+    pub id: String,
+    /// One line saying what the secret is.
+    pub description: String,
+    /// Prefilter keywords (case-insensitive). Empty: the regex runs over all the text.
+    #[serde(default)]
+    pub keywords: Vec<String>,
+    /// The `regex::bytes` syntax pattern.
+    pub regex: String,
+    /// The capture group holding the secret (default: 1 if the regex has groups, else 0).
+    #[serde(default)]
+    pub secret_group: Option<usize>,
+    /// Minimum Shannon entropy of the secret, in bits per byte.
+    #[serde(default)]
+    pub entropy: Option<f64>,
+    /// Bytes scanned either side of a keyword hit.
+    #[serde(default)]
+    pub window: Option<usize>,
+    /// How serious a leak is (default high).
+    #[serde(default)]
+    pub severity: Option<Severity>,
+    /// Values that are never secrets.
+    #[serde(default)]
+    pub allowlist: Allowlist,
+    /// Where the format is documented.
+    #[serde(default)]
+    pub references: Vec<String>,
+    /// Text that must produce a finding of this rule.
+    #[serde(default)]
+    pub examples: Vec<String>,
+    /// Text that must not produce a finding of this rule.
+    #[serde(default)]
+    pub negative_examples: Vec<String>,
+}
+
+/// A rule's allow-list.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Allowlist {
+    /// A secret containing one of these (case-insensitively) is not reported.
+    #[serde(default)]
+    pub stopwords: Vec<String>,
+    /// A secret matching one of these is not reported.
+    #[serde(default)]
+    pub regexes: Vec<String>,
+}
+
+/// A rule that could not be compiled, naming the rule and what is wrong.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("rule `{id}`: {message}")]
+pub struct RuleError {
+    /// The rule id (or `?` when it has none).
+    pub id: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// A compiled rule.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub(crate) def: RuleDef,
+    pub(crate) regex: Regex,
+    pub(crate) group: usize,
+    pub(crate) window: usize,
+    pub(crate) severity: Severity,
+    pub(crate) generic: bool,
+    stopwords: Vec<Vec<u8>>,
+    allow_regexes: Vec<Regex>,
+}
+
+/// Compiles a `regex::bytes`-syntax pattern: Unicode off when the pattern allows it (faster,
+/// and secrets are ASCII), on otherwise.
+pub(crate) fn compile_regex(pattern: &str) -> Result<Regex, String> {
+    let build = |unicode: bool| -> Result<Regex, String> {
+        Regex::builder()
+            .syntax(syntax::Config::new().unicode(unicode).utf8(false))
+            .configure(
+                meta::Config::new()
+                    .utf8_empty(false)
+                    .nfa_size_limit(Some(16 << 20)),
+            )
+            .build(pattern)
+            .map_err(|e| format!("invalid regex `{pattern}`: {e}"))
+    };
+    build(false).or_else(|_| build(true))
+}
+
+impl Rule {
+    /// Compiles a rule definition.
+    ///
+    /// ```
+    /// use skillgate_secrets::{Rule, RuleDef};
+    /// let def: RuleDef = toml::from_str(r#"
+    ///     id = "demo"
+    ///     description = "demo token"
+    ///     keywords = ["demo_"]
+    ///     regex = '''\b(demo_[a-z0-9]{8})\b'''
+    /// "#).unwrap();
+    /// let rule = Rule::compile(def).unwrap();
+    /// assert_eq!(rule.id(), "demo");
+    /// ```
+    pub fn compile(def: RuleDef) -> Result<Rule, RuleError> {
+        let err = |message: String| RuleError {
+            id: if def.id.is_empty() {
+                "?".into()
+            } else {
+                def.id.clone()
+            },
+            message,
+        };
+        if def.id.is_empty()
+            || !def
+                .id
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        {
+            return Err(err(
+                "the id must be non-empty kebab-case (a-z, 0-9, -)".into()
+            ));
+        }
+        if def.keywords.iter().any(|k| k.is_empty()) {
+            return Err(err("a keyword is empty".into()));
+        }
+        let regex = compile_regex(&def.regex).map_err(err)?;
+        let groups = regex
+            .group_info()
+            .group_len(regex_automata::PatternID::ZERO);
+        let group = def.secret_group.unwrap_or(if groups > 1 { 1 } else { 0 });
+        if group >= groups {
+            return Err(err(format!(
+                "secret_group {group} does not exist (the regex has {} capture groups)",
+                groups - 1
+            )));
+        }
+        if let Some(e) = def.entropy
+            && !(0.0..=8.0).contains(&e)
+        {
+            return Err(err(format!("entropy {e} is outside 0..=8 bits per byte")));
+        }
+        let window = def.window.unwrap_or(DEFAULT_WINDOW);
+        if window == 0 || window > MAX_WINDOW {
+            return Err(err(format!("window {window} is outside 1..={MAX_WINDOW}")));
+        }
+        let allow_regexes = def
+            .allowlist
+            .regexes
+            .iter()
+            .map(|r| compile_regex(r).map_err(|m| err(format!("allowlist: {m}"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        let stopwords = def
+            .allowlist
+            .stopwords
+            .iter()
+            .map(|s| s.to_ascii_lowercase().into_bytes())
+            .collect();
+        Ok(Rule {
+            severity: def.severity.unwrap_or(Severity::High),
+            generic: def.id.starts_with("generic-"),
+            regex,
+            group,
+            window,
+            stopwords,
+            allow_regexes,
+            def,
+        })
+    }
+
+    /// The rule id.
+    pub fn id(&self) -> &str {
+        &self.def.id
+    }
+
+    /// The rule's description.
+    pub fn description(&self) -> &str {
+        &self.def.description
+    }
+
+    /// The definition it was compiled from.
+    pub fn def(&self) -> &RuleDef {
+        &self.def
+    }
+
+    /// How serious a leak of this secret is.
+    pub fn severity(&self) -> Severity {
+        self.severity
+    }
+
+    /// Whether the secret passes the rule's entropy threshold and allow-list.
+    pub(crate) fn accepts(&self, secret: &[u8]) -> bool {
+        if secret.is_empty() || secret.starts_with(b"[REDACTED:") {
+            return false;
+        }
+        if let Some(min) = self.def.entropy
+            && shannon_entropy(secret) < min
+        {
+            return false;
+        }
+        if !self.stopwords.is_empty() {
+            let lower = secret.to_ascii_lowercase();
+            if self
+                .stopwords
+                .iter()
+                .any(|w| memchr::memmem::find(&lower, w).is_some())
+            {
+                return false;
+            }
+        }
+        !self.allow_regexes.iter().any(|r| r.is_match(secret))
+    }
+}

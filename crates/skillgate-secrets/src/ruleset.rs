@@ -1,0 +1,270 @@
+//! A set of compiled rules and the keyword prefilter over all of them.
+use crate::rule::{Rule, RuleDef, RuleError, RuleFile};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+/// A rule pack that could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum RuleSetError {
+    /// A rule file could not be read.
+    #[error("cannot read rule file {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A rule file is not valid TOML in the rule format.
+    #[error("invalid rule file {origin}: {message}")]
+    Parse {
+        /// The file.
+        origin: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A rule does not compile.
+    #[error("{origin}: {source}")]
+    Rule {
+        /// The file.
+        origin: String,
+        /// The rule's error.
+        #[source]
+        source: RuleError,
+    },
+    /// Two rules share an id.
+    #[error("duplicate rule id `{id}` in {origin} (first defined in {first})")]
+    Duplicate {
+        /// The id.
+        id: String,
+        /// Where it appears again.
+        origin: String,
+        /// Where it was first defined.
+        first: String,
+    },
+    /// The keyword automaton could not be built.
+    #[error("cannot build the keyword prefilter: {0}")]
+    Prefilter(String),
+}
+
+/// Compiled rules plus the one Aho-Corasick automaton over all their keywords.
+///
+/// ```
+/// let rules = skillgate_secrets::RuleSet::default_pack().unwrap();
+/// assert!(rules.len() >= 40);
+/// assert!(rules.get("aws-access-key-id").is_some());
+/// ```
+#[derive(Debug, Clone)]
+pub struct RuleSet {
+    rules: Vec<Rule>,
+    origins: Vec<String>,
+    prefilter: Option<AhoCorasick>,
+    /// For each keyword pattern of the prefilter, the rules that listed it.
+    keyword_rules: Vec<Vec<u32>>,
+    /// Rules without keywords: their regex runs over all the text.
+    unkeyed: Vec<u32>,
+    max_window: usize,
+}
+
+impl RuleSet {
+    /// An empty set (finds nothing).
+    pub fn empty() -> Self {
+        RuleSet::build(Vec::new(), Vec::new()).expect("an empty set always builds")
+    }
+
+    /// The default pack embedded at build time from `rules/secrets/*.toml`.
+    pub fn default_pack() -> Result<Self, RuleSetError> {
+        let mut b = RuleSetBuilder::new();
+        for (name, text) in crate::DEFAULT_PACK {
+            b.add_toml(text, &format!("rules/secrets/{name}"))?;
+        }
+        b.build()
+    }
+
+    /// Loads one or more rule files (without the default pack).
+    pub fn from_files<P: AsRef<Path>>(paths: &[P]) -> Result<Self, RuleSetError> {
+        let mut b = RuleSetBuilder::new();
+        for p in paths {
+            b.add_file(p.as_ref())?;
+        }
+        b.build()
+    }
+
+    fn build(rules: Vec<Rule>, origins: Vec<String>) -> Result<Self, RuleSetError> {
+        let mut keyword_index: HashMap<Vec<u8>, usize> = HashMap::new();
+        let mut keywords: Vec<Vec<u8>> = Vec::new();
+        let mut keyword_rules: Vec<Vec<u32>> = Vec::new();
+        let mut unkeyed = Vec::new();
+        let mut max_window = 0;
+        for (i, rule) in rules.iter().enumerate() {
+            max_window = max_window.max(rule.window);
+            if rule.def.keywords.is_empty() {
+                unkeyed.push(i as u32);
+            }
+            for k in &rule.def.keywords {
+                let k = k.to_ascii_lowercase().into_bytes();
+                let idx = *keyword_index.entry(k.clone()).or_insert_with(|| {
+                    keywords.push(k);
+                    keyword_rules.push(Vec::new());
+                    keywords.len() - 1
+                });
+                if !keyword_rules[idx].contains(&(i as u32)) {
+                    keyword_rules[idx].push(i as u32);
+                }
+            }
+        }
+        let prefilter = if keywords.is_empty() {
+            None
+        } else {
+            Some(
+                // Keywords are lowercase and matched against lowercased text: a
+                // case-sensitive automaton keeps the SIMD prefilters that case-insensitive
+                // matching turns off.
+                AhoCorasick::builder()
+                    .match_kind(MatchKind::Standard)
+                    .kind(Some(AhoCorasickKind::DFA))
+                    .build(&keywords)
+                    .or_else(|_| {
+                        AhoCorasick::builder()
+                            .match_kind(MatchKind::Standard)
+                            .build(&keywords)
+                    })
+                    .map_err(|e| RuleSetError::Prefilter(e.to_string()))?,
+            )
+        };
+        Ok(RuleSet {
+            rules,
+            origins,
+            prefilter,
+            keyword_rules,
+            unkeyed,
+            max_window,
+        })
+    }
+
+    /// The number of rules.
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// Whether there are no rules.
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// The rules, in load order.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// The rule with this id.
+    pub fn get(&self, id: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.id() == id)
+    }
+
+    /// The file a rule came from (by index in [`rules`](Self::rules)).
+    pub fn origin(&self, index: usize) -> Option<&str> {
+        self.origins.get(index).map(String::as_str)
+    }
+
+    pub(crate) fn prefilter(&self) -> Option<&AhoCorasick> {
+        self.prefilter.as_ref()
+    }
+
+    pub(crate) fn keyword_rules(&self, pattern: usize) -> &[u32] {
+        &self.keyword_rules[pattern]
+    }
+
+    pub(crate) fn unkeyed(&self) -> &[u32] {
+        &self.unkeyed
+    }
+
+    /// The largest window of any rule.
+    pub fn max_window(&self) -> usize {
+        self.max_window
+    }
+}
+
+/// Collects rules from several sources, then builds a [`RuleSet`]. Ids must be unique.
+///
+/// ```
+/// use skillgate_secrets::RuleSetBuilder;
+/// let mut b = RuleSetBuilder::with_default_pack().unwrap();
+/// b.add_toml(r#"
+///     [[rule]]
+///     id = "acme-token"
+///     description = "ACME internal token"
+///     keywords = ["acme_"]
+///     regex = '''\b(acme_[a-z0-9]{20})\b'''
+/// "#, "acme.toml").unwrap();
+/// let set = b.build().unwrap();
+/// assert!(set.get("acme-token").is_some());
+/// ```
+#[derive(Debug, Default)]
+pub struct RuleSetBuilder {
+    rules: Vec<Rule>,
+    origins: Vec<String>,
+    seen: BTreeMap<String, String>,
+}
+
+impl RuleSetBuilder {
+    /// No rules yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Starts from the embedded default pack.
+    pub fn with_default_pack() -> Result<Self, RuleSetError> {
+        let mut b = RuleSetBuilder::new();
+        for (name, text) in crate::DEFAULT_PACK {
+            b.add_toml(text, &format!("rules/secrets/{name}"))?;
+        }
+        Ok(b)
+    }
+
+    /// Adds the rules of a rule file in the skillgate format.
+    pub fn add_file(&mut self, path: &Path) -> Result<&mut Self, RuleSetError> {
+        let text = std::fs::read_to_string(path).map_err(|source| RuleSetError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        self.add_toml(&text, &path.display().to_string())
+    }
+
+    /// Adds the rules of rule-file text; `origin` names it in errors.
+    pub fn add_toml(&mut self, text: &str, origin: &str) -> Result<&mut Self, RuleSetError> {
+        let file: RuleFile = toml::from_str(text).map_err(|e| RuleSetError::Parse {
+            origin: origin.to_string(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        for def in file.rule {
+            self.add_def(def, origin)?;
+        }
+        Ok(self)
+    }
+
+    /// Adds one rule definition.
+    pub fn add_def(&mut self, def: RuleDef, origin: &str) -> Result<&mut Self, RuleSetError> {
+        if let Some(first) = self.seen.get(&def.id) {
+            return Err(RuleSetError::Duplicate {
+                id: def.id,
+                origin: origin.to_string(),
+                first: first.clone(),
+            });
+        }
+        let rule = Rule::compile(def).map_err(|source| RuleSetError::Rule {
+            origin: origin.to_string(),
+            source,
+        })?;
+        self.seen.insert(rule.id().to_string(), origin.to_string());
+        self.rules.push(rule);
+        self.origins.push(origin.to_string());
+        Ok(self)
+    }
+
+    /// Builds the set.
+    pub fn build(self) -> Result<RuleSet, RuleSetError> {
+        RuleSet::build(self.rules, self.origins)
+    }
+}

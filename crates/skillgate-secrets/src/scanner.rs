@@ -1,0 +1,334 @@
+//! The scanner: keyword prefilter, per-rule regexes in windows, decoders, guards.
+use crate::decode::{Encoding, decode_segments};
+use crate::guards;
+use crate::rule::Rule;
+use crate::ruleset::{RuleSet, RuleSetError};
+use regex_automata::{Anchored, Input};
+use serde::{Deserialize, Serialize};
+use skillgate_core::Severity;
+use std::sync::Arc;
+
+/// How many encodings deep the scanner looks by default (base64 inside a JSON string is
+/// two).
+pub const DEFAULT_DECODE_DEPTH: usize = 2;
+/// How far past its window a match may be extended.
+const MAX_EXTEND: usize = 64 * 1024;
+/// Longest secret any rule reports in streaming mode.
+pub(crate) const MAX_SECRET: usize = 16 * 1024;
+
+/// A leaked secret: where it is and which rule found it. Never the secret itself, only a
+/// masked [`preview`](Self::preview).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SecretFinding {
+    /// The rule that matched.
+    pub rule_id: String,
+    /// The rule's description.
+    pub description: String,
+    /// How serious it is.
+    pub severity: Severity,
+    /// 1-based line of the start.
+    pub line: u32,
+    /// 1-based column (in characters) of the start.
+    pub column: u32,
+    /// Byte offset of the first byte (of the encoded text, when a decoding revealed it).
+    pub start: usize,
+    /// Byte offset one past the last byte.
+    pub end: usize,
+    /// The secret's first few characters followed by `*`s.
+    pub preview: String,
+    /// The decodings (outermost first) that revealed the secret; empty when it was in
+    /// plain sight.
+    pub decoded_from: Vec<Encoding>,
+}
+
+/// A match before positions are resolved into lines and columns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Candidate {
+    pub(crate) rule: u32,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) preview: String,
+    pub(crate) decoded_from: Vec<Encoding>,
+}
+
+/// The masked preview of a secret: up to four leading characters, then one `*` for each
+/// further byte (at most 12).
+///
+/// ```
+/// assert_eq!(skillgate_secrets::mask(b"AKIAZ3MSJV4WXQ7LTN2H"), "AKIA************");
+/// assert_eq!(skillgate_secrets::mask(b"hunter2"), "h******");
+/// ```
+pub fn mask(secret: &[u8]) -> String {
+    let shown = (secret.len() / 4).min(4);
+    let mut s: String = secret[..shown]
+        .iter()
+        .map(|&b| if b.is_ascii_graphic() { b as char } else { '?' })
+        .collect();
+    s.extend(std::iter::repeat_n('*', (secret.len() - shown).min(12)));
+    s
+}
+
+/// Scans bytes for secrets with a [`RuleSet`].
+///
+/// ```
+/// let scanner = skillgate_secrets::SecretScanner::default_pack().unwrap();
+/// let found = scanner.scan(b"{\"aws\": \"AKIAZ3MSJV4WXQ7LTN2H\"}");
+/// assert_eq!(found.len(), 1);
+/// assert_eq!(found[0].rule_id, "aws-access-key-id");
+/// assert_eq!((found[0].line, found[0].column, found[0].start), (1, 10, 9));
+/// assert!(!found[0].preview.contains("XQ7LTN2H"));
+/// ```
+#[derive(Debug, Clone)]
+pub struct SecretScanner {
+    rules: Arc<RuleSet>,
+    depth: usize,
+}
+
+impl SecretScanner {
+    /// A scanner over `rules`, decoding to [`DEFAULT_DECODE_DEPTH`].
+    pub fn new(rules: RuleSet) -> Self {
+        SecretScanner {
+            rules: Arc::new(rules),
+            depth: DEFAULT_DECODE_DEPTH,
+        }
+    }
+
+    /// A scanner over the embedded default pack.
+    pub fn default_pack() -> Result<Self, RuleSetError> {
+        Ok(Self::new(RuleSet::default_pack()?))
+    }
+
+    /// Sets how many encodings deep to look (0 turns decoding off).
+    pub fn with_decode_depth(mut self, depth: usize) -> Self {
+        self.depth = depth;
+        self
+    }
+
+    /// The rules.
+    pub fn rules(&self) -> &RuleSet {
+        &self.rules
+    }
+
+    /// Every secret in `hay`, ordered by position.
+    pub fn scan(&self, hay: &[u8]) -> Vec<SecretFinding> {
+        let cands = self.candidates(hay);
+        let mut pos = Positions::new(0, 0);
+        cands
+            .into_iter()
+            .map(|c| self.finding(c, hay, &mut pos))
+            .collect()
+    }
+
+    /// Whether `hay` holds any secret.
+    pub fn is_clean(&self, hay: &[u8]) -> bool {
+        self.candidates(hay).is_empty()
+    }
+
+    pub(crate) fn finding(&self, c: Candidate, hay: &[u8], pos: &mut Positions) -> SecretFinding {
+        let rule = &self.rules.rules()[c.rule as usize];
+        let (line, column) = pos.locate(hay, c.start);
+        SecretFinding {
+            rule_id: rule.id().to_string(),
+            description: rule.description().to_string(),
+            severity: rule.severity(),
+            line,
+            column,
+            start: c.start + pos.base,
+            end: c.end + pos.base,
+            preview: c.preview,
+            decoded_from: c.decoded_from,
+        }
+    }
+
+    /// Candidates in `hay`, resolved (one per secret) and sorted by position.
+    pub(crate) fn candidates(&self, hay: &[u8]) -> Vec<Candidate> {
+        let mut out = Vec::new();
+        self.collect(hay, self.depth, &mut out);
+        self.resolve(out)
+    }
+
+    fn collect(&self, hay: &[u8], depth: usize, out: &mut Vec<Candidate>) {
+        let rules = self.rules.rules();
+        let n = hay.len();
+        let mut windows: Vec<(u32, usize, usize)> = Vec::new();
+        if let Some(ac) = self.rules.prefilter() {
+            let lower = hay.to_ascii_lowercase();
+            for m in ac.find_overlapping_iter(&lower) {
+                for &r in self.rules.keyword_rules(m.pattern().as_usize()) {
+                    let w = rules[r as usize].window;
+                    windows.push((r, m.start().saturating_sub(w), (m.end() + w).min(n)));
+                }
+            }
+        }
+        windows.sort_unstable();
+        let mut i = 0;
+        while i < windows.len() {
+            let (r, start, mut end) = windows[i];
+            i += 1;
+            while i < windows.len() && windows[i].0 == r && windows[i].1 <= end {
+                end = end.max(windows[i].2);
+                i += 1;
+            }
+            search_window(&rules[r as usize], r, hay, start, end, out);
+        }
+        for &r in self.rules.unkeyed() {
+            search_window(&rules[r as usize], r, hay, 0, n, out);
+        }
+        if depth > 0 {
+            for d in decode_segments(hay) {
+                let mut inner = Vec::new();
+                self.collect(&d.bytes, depth - 1, &mut inner);
+                for mut c in inner {
+                    let src = d.source_range(c.start..c.end);
+                    c.start = src.start;
+                    c.end = src.end;
+                    c.decoded_from.insert(0, d.encoding);
+                    out.push(c);
+                }
+            }
+        }
+    }
+
+    /// One candidate per secret: duplicates of a rule collapse (the plainest decoding
+    /// wins), and a generic rule yields to a provider rule on the same bytes.
+    fn resolve(&self, mut cands: Vec<Candidate>) -> Vec<Candidate> {
+        let rules = self.rules.rules();
+        cands.sort_by(|a, b| {
+            (
+                a.start,
+                a.decoded_from.len(),
+                std::cmp::Reverse(a.end),
+                a.rule,
+            )
+                .cmp(&(
+                    b.start,
+                    b.decoded_from.len(),
+                    std::cmp::Reverse(b.end),
+                    b.rule,
+                ))
+        });
+        // Provider rules first, so generic ones can yield to them.
+        let mut kept: Vec<Candidate> = Vec::with_capacity(cands.len());
+        for pass_generic in [false, true] {
+            for c in &cands {
+                if rules[c.rule as usize].generic != pass_generic {
+                    continue;
+                }
+                let overlaps = |k: &Candidate| k.start < c.end && c.start < k.end;
+                let clash = kept.iter().rev().take(256).any(|k| {
+                    overlaps(k)
+                        && (k.rule == c.rule || (pass_generic && !rules[k.rule as usize].generic))
+                });
+                if !clash {
+                    kept.push(c.clone());
+                }
+            }
+            if !pass_generic {
+                kept.sort_by_key(|k| k.start);
+            }
+        }
+        kept.sort_by_key(|k| (k.start, k.end, k.rule));
+        kept
+    }
+}
+
+fn search_window(
+    rule: &Rule,
+    r: u32,
+    hay: &[u8],
+    start: usize,
+    end: usize,
+    out: &mut Vec<Candidate>,
+) {
+    let re = &rule.regex;
+    let mut caps = re.create_captures();
+    let mut at = start;
+    while at < end {
+        re.search_captures(&Input::new(hay).span(at..end), &mut caps);
+        let Some(m) = caps.get_match() else { break };
+        if m.end() == end && end < hay.len() {
+            // The window may have cut the match short: let it run to its natural end.
+            let limit = (m.start() + MAX_EXTEND).min(hay.len());
+            let input = Input::new(hay)
+                .span(m.start()..limit)
+                .anchored(Anchored::Yes);
+            re.search_captures(&input, &mut caps);
+        }
+        let Some(m) = caps.get_match() else { break };
+        if let Some(g) = caps.get_group(rule.group) {
+            let secret = &hay[g.start..g.end];
+            if rule.accepts(secret) && guards::benign(hay, g.start, g.end, rule.generic).is_none() {
+                out.push(Candidate {
+                    rule: r,
+                    start: g.start,
+                    end: g.end,
+                    preview: mask(secret),
+                    decoded_from: Vec::new(),
+                });
+            }
+        }
+        at = if m.end() > m.start() {
+            m.end()
+        } else {
+            m.end() + 1
+        };
+    }
+}
+
+/// Turns byte offsets into 1-based lines and character columns, walking forward.
+#[derive(Debug, Clone)]
+pub(crate) struct Positions {
+    /// Absolute offset of the buffer's first byte.
+    pub(crate) base: usize,
+    /// Newlines before `cursor` (plus those before the buffer).
+    lines: u32,
+    /// Buffer offset up to which newlines are counted.
+    cursor: usize,
+    /// Buffer offset where the current line starts (None: before the buffer).
+    line_start: Option<usize>,
+    /// Characters between the start of the line and the buffer's start, when the line
+    /// started before the buffer.
+    carried_chars: u32,
+}
+
+impl Positions {
+    pub(crate) fn new(lines_before: u32, chars_before_on_line: u32) -> Self {
+        Positions {
+            base: 0,
+            lines: lines_before,
+            cursor: 0,
+            line_start: None,
+            carried_chars: chars_before_on_line,
+        }
+    }
+
+    pub(crate) fn locate(&mut self, hay: &[u8], at: usize) -> (u32, u32) {
+        if at < self.cursor {
+            // Out of order: recount from the buffer start.
+            let saved_base = self.base;
+            let mut fresh = Positions::new(self.lines_at_start(hay), self.carried_chars);
+            fresh.base = saved_base;
+            *self = fresh;
+        }
+        let seg = &hay[self.cursor..at];
+        let nl = memchr::memchr_iter(b'\n', seg).count() as u32;
+        if let Some(p) = memchr::memrchr(b'\n', seg) {
+            self.line_start = Some(self.cursor + p + 1);
+        }
+        self.lines += nl;
+        self.cursor = at;
+        let (from, extra) = match self.line_start {
+            Some(s) => (s, 0),
+            None => (0, self.carried_chars),
+        };
+        let chars = hay[from..at]
+            .iter()
+            .filter(|&&b| (b & 0xC0) != 0x80)
+            .count() as u32;
+        (self.lines + 1, chars + extra + 1)
+    }
+
+    fn lines_at_start(&self, hay: &[u8]) -> u32 {
+        self.lines - memchr::memchr_iter(b'\n', &hay[..self.cursor]).count() as u32
+    }
+}

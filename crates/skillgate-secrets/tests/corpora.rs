@@ -1,0 +1,69 @@
+//! The corpora under `corpora/secrets/`: the benign corpus yields no finding, every
+//! positive file yields at least one, and every file is a fuzz seed.
+use skillgate_secrets::SecretScanner;
+use std::path::{Path, PathBuf};
+
+fn corpus(dir: &str) -> Vec<(PathBuf, Vec<u8>)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../corpora/secrets")
+        .join(dir);
+    let Ok(entries) = std::fs::read_dir(&root) else {
+        return Vec::new();
+    };
+    let mut files: Vec<(PathBuf, Vec<u8>)> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file())
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap();
+            (p, bytes)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn the_benign_corpus_has_no_finding() {
+    let s = SecretScanner::default_pack().unwrap();
+    let files = corpus("benign");
+    assert!(files.len() >= 8, "the benign corpus is missing");
+    for (path, bytes) in &files {
+        let found = s.scan(bytes);
+        assert!(found.is_empty(), "{}: {found:#?}", path.display());
+        let mut stream = s.stream();
+        let mut streamed = Vec::new();
+        for chunk in bytes.chunks(4093) {
+            streamed.extend(stream.feed(chunk));
+        }
+        streamed.extend(stream.finish());
+        assert!(
+            streamed.is_empty(),
+            "{} (streamed): {streamed:#?}",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn every_positive_file_has_a_finding() {
+    let s = SecretScanner::default_pack().unwrap();
+    for (path, bytes) in corpus("positive") {
+        assert!(
+            !s.scan(&bytes).is_empty(),
+            "{}: nothing found",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn the_fuzz_target_holds_on_every_seed() {
+    let mut n = 0;
+    for dir in ["benign", "positive", "fuzz"] {
+        for (_, bytes) in corpus(dir) {
+            skillgate_secrets::fuzz::scan_any(&bytes);
+            n += 1;
+        }
+    }
+    assert!(n > 0);
+}

@@ -6,7 +6,9 @@ use std::path::Path;
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../rules/prescan");
     println!("cargo:rerun-if-changed={}", root.display());
-    let mut out = String::from("/// The default packs: (language directory, file name, contents).\npub(crate) const EMBEDDED: &[(&str, &str, &str)] = &[\n");
+    let mut out = String::from(
+        "/// The default packs: (language directory, file name, contents).\npub(crate) const EMBEDDED: &[(&str, &str, &str)] = &[\n",
+    );
     for lang in ["python", "javascript"] {
         let dir = root.join(lang);
         println!("cargo:rerun-if-changed={}", dir.display());
@@ -20,7 +22,11 @@ fn main() {
             println!("cargo:rerun-if-changed={}", f.display());
             let name = f.file_name().and_then(|n| n.to_str()).unwrap_or_default();
             let abs = f.canonicalize().unwrap_or(f.clone());
-            let _ = writeln!(out, "    ({lang:?}, {name:?}, include_str!({:?})),", abs.display().to_string());
+            let _ = writeln!(
+                out,
+                "    ({lang:?}, {name:?}, include_str!({:?})),",
+                abs.display().to_string()
+            );
         }
     }
     out.push_str("];\n");

@@ -43,7 +43,12 @@ pub(crate) fn chr(n: i64) -> Option<char> {
 }
 
 /// Python-style slicing of a string by characters, `s[start:stop:step]`.
-pub(crate) fn slice(s: &str, start: Option<i64>, stop: Option<i64>, step: Option<i64>) -> Option<String> {
+pub(crate) fn slice(
+    s: &str,
+    start: Option<i64>,
+    stop: Option<i64>,
+    step: Option<i64>,
+) -> Option<String> {
     let chars: Vec<char> = s.chars().collect();
     let len = chars.len() as i64;
     let step = step.unwrap_or(1);
@@ -127,7 +132,9 @@ pub(crate) fn unescape(body: &str, python: bool) -> String {
                     if c == '}' {
                         break;
                     }
-                    v = v.saturating_mul(16).saturating_add(c.to_digit(16).unwrap_or(0));
+                    v = v
+                        .saturating_mul(16)
+                        .saturating_add(c.to_digit(16).unwrap_or(0));
                 }
                 out.extend(char::from_u32(v));
             }
@@ -194,8 +201,14 @@ mod tests {
         assert_eq!(hex("6f73").as_deref(), Some("os"));
         assert_eq!(hex("6f7"), None);
         assert_eq!(rot13("flfgrz"), "system");
-        assert_eq!(slice("metsys", None, None, Some(-1)).as_deref(), Some("system"));
-        assert_eq!(slice("xsystemx", Some(1), Some(-1), None).as_deref(), Some("system"));
+        assert_eq!(
+            slice("metsys", None, None, Some(-1)).as_deref(),
+            Some("system")
+        );
+        assert_eq!(
+            slice("xsystemx", Some(1), Some(-1), None).as_deref(),
+            Some("system")
+        );
         assert_eq!(unescape(r"\x6f\u0073\n", true), "os\n");
         assert_eq!(unescape(r"\157\163", true), "os");
         assert_eq!(js_identifier(r"\u0065val"), "eval");

@@ -42,7 +42,10 @@ impl PreScanLayer {
 impl<S> Layer<S> for PreScanLayer {
     type Service = PreScanService<S>;
     fn layer(&self, inner: S) -> Self::Service {
-        PreScanService { inner, scanner: self.scanner.clone() }
+        PreScanService {
+            inner,
+            scanner: self.scanner.clone(),
+        }
     }
 }
 

@@ -28,13 +28,15 @@ mod javascript;
 mod layer;
 mod python;
 pub mod rules;
+pub mod ruletest;
 pub mod sarif;
 mod scanner;
-pub mod ruletest;
 mod value;
 
 pub use decode::glob_match;
 pub use facts::Fact;
 pub use layer::{PreScanLayer, PreScanService};
 pub use rules::{Rule, RuleError, RuleSet};
-pub use scanner::{PreScanner, ScanLimits, ScanOptions, ScanReport, UnknownModuleAction, Verdict, engine_rules};
+pub use scanner::{
+    PreScanner, ScanLimits, ScanOptions, ScanReport, UnknownModuleAction, Verdict, engine_rules,
+};

@@ -10,11 +10,46 @@ use unicode_normalization::UnicodeNormalization;
 /// Names Python resolves without an import (the ones that matter to rules, plus the
 /// helpers the folder understands).
 const BUILTINS: &[&str] = &[
-    "eval", "exec", "compile", "__import__", "getattr", "setattr", "delattr", "hasattr",
-    "vars", "globals", "locals", "open", "input", "breakpoint", "help", "memoryview",
-    "__builtins__", "__loader__", "__spec__", "chr", "ord", "str", "bytes", "bytearray",
-    "map", "list", "tuple", "reversed", "type", "object", "dir", "id", "super",
-    "classmethod", "staticmethod", "property", "print", "exit", "quit", "__build_class__",
+    "eval",
+    "exec",
+    "compile",
+    "__import__",
+    "getattr",
+    "setattr",
+    "delattr",
+    "hasattr",
+    "vars",
+    "globals",
+    "locals",
+    "open",
+    "input",
+    "breakpoint",
+    "help",
+    "memoryview",
+    "__builtins__",
+    "__loader__",
+    "__spec__",
+    "chr",
+    "ord",
+    "str",
+    "bytes",
+    "bytearray",
+    "map",
+    "list",
+    "tuple",
+    "reversed",
+    "type",
+    "object",
+    "dir",
+    "id",
+    "super",
+    "classmethod",
+    "staticmethod",
+    "property",
+    "print",
+    "exit",
+    "quit",
+    "__build_class__",
 ];
 
 /// Extracts the facts of a Python module.
@@ -106,7 +141,10 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ctx: &mut Ctx<'_>) {
         "import_from_statement" => import_from(node, ctx),
         "assignment" | "augmented_assignment" => assignment(node, ctx),
         "named_expression" => {
-            if let (Some(n), Some(v)) = (node.child_by_field_name("name"), node.child_by_field_name("value")) {
+            if let (Some(n), Some(v)) = (
+                node.child_by_field_name("name"),
+                node.child_by_field_name("value"),
+            ) {
                 let val = fold(ctx, v, 0);
                 bind(ctx, n, val);
             }
@@ -154,7 +192,10 @@ fn emit_ref(ctx: &mut Ctx<'_>, node: Node<'_>) {
 /// Whether an identifier is a use of a name (not a parameter, a keyword, an attribute
 /// name or an assignment target).
 fn is_reference(node: Node<'_>, field: Option<&'static str>) -> bool {
-    if matches!(field, Some("attribute" | "name" | "alias" | "left" | "parameters")) {
+    if matches!(
+        field,
+        Some("attribute" | "name" | "alias" | "left" | "parameters")
+    ) {
         return false;
     }
     !node.parent().is_some_and(|p| {
@@ -184,8 +225,12 @@ fn import_statement(node: Node<'_>, ctx: &mut Ctx<'_>) {
     for n in names {
         let (module, alias) = match n.kind() {
             "aliased_import" => {
-                let Some(m) = n.child_by_field_name("name") else { continue };
-                let alias = n.child_by_field_name("alias").map(|a| ident(ctx, a).into_owned());
+                let Some(m) = n.child_by_field_name("name") else {
+                    continue;
+                };
+                let alias = n
+                    .child_by_field_name("alias")
+                    .map(|a| ident(ctx, a).into_owned());
                 (dotted(ctx, m), alias)
             }
             _ => (dotted(ctx, n), None),
@@ -204,7 +249,9 @@ fn import_statement(node: Node<'_>, ctx: &mut Ctx<'_>) {
 }
 
 fn import_from(node: Node<'_>, ctx: &mut Ctx<'_>) {
-    let Some(m) = node.child_by_field_name("module_name") else { return };
+    let Some(m) = node.child_by_field_name("module_name") else {
+        return;
+    };
     if m.kind() == "relative_import" {
         ctx.emit("import-relative", m);
         return;
@@ -228,8 +275,12 @@ fn import_from(node: Node<'_>, ctx: &mut Ctx<'_>) {
     for n in names {
         let (member, alias) = match n.kind() {
             "aliased_import" => {
-                let Some(x) = n.child_by_field_name("name") else { continue };
-                let alias = n.child_by_field_name("alias").map(|a| ident(ctx, a).into_owned());
+                let Some(x) = n.child_by_field_name("name") else {
+                    continue;
+                };
+                let alias = n
+                    .child_by_field_name("alias")
+                    .map(|a| ident(ctx, a).into_owned());
                 (dotted(ctx, x), alias)
             }
             _ => (dotted(ctx, n), None),
@@ -246,7 +297,10 @@ fn import_from(node: Node<'_>, ctx: &mut Ctx<'_>) {
 }
 
 fn assignment(node: Node<'_>, ctx: &mut Ctx<'_>) {
-    let (Some(left), Some(right)) = (node.child_by_field_name("left"), node.child_by_field_name("right")) else {
+    let (Some(left), Some(right)) = (
+        node.child_by_field_name("left"),
+        node.child_by_field_name("right"),
+    ) else {
         return;
     };
     match left.kind() {
@@ -299,7 +353,10 @@ fn args(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> (Vec<Value>, Vec<(String
     for a in list.named_children(&mut c) {
         match a.kind() {
             "keyword_argument" => {
-                if let (Some(n), Some(v)) = (a.child_by_field_name("name"), a.child_by_field_name("value")) {
+                if let (Some(n), Some(v)) = (
+                    a.child_by_field_name("name"),
+                    a.child_by_field_name("value"),
+                ) {
                     kw.push((ident(ctx, n).into_owned(), fold(ctx, v, depth + 1)));
                 }
             }
@@ -311,7 +368,9 @@ fn args(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> (Vec<Value>, Vec<(String
 }
 
 fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
-    let Some(func) = node.child_by_field_name("function") else { return };
+    let Some(func) = node.child_by_field_name("function") else {
+        return;
+    };
     let callee = fold(ctx, func, 0);
     let (pos, _) = args(ctx, node, 0);
     let first_str = pos.first().and_then(Value::as_str).map(str::to_string);
@@ -371,7 +430,10 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
     match node.kind() {
         "identifier" => lookup(ctx, &ident(ctx, node)),
         "attribute" => {
-            let (Some(o), Some(a)) = (node.child_by_field_name("object"), node.child_by_field_name("attribute")) else {
+            let (Some(o), Some(a)) = (
+                node.child_by_field_name("object"),
+                node.child_by_field_name("attribute"),
+            ) else {
                 return Value::Unknown;
             };
             match fold(ctx, o, d) {
@@ -392,14 +454,18 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
             Value::string(out)
         }
         "integer" => parse_int(ctx.text(node)).map_or(Value::Unknown, Value::Int),
-        "unary_operator" => match (ctx.text(node).starts_with('-'), node.child_by_field_name("argument").map(|a| fold(ctx, a, d))) {
+        "unary_operator" => match (
+            ctx.text(node).starts_with('-'),
+            node.child_by_field_name("argument")
+                .map(|a| fold(ctx, a, d)),
+        ) {
             (true, Some(Value::Int(i))) => Value::Int(i.saturating_neg()),
             (false, Some(v @ Value::Int(_))) => v,
             _ => Value::Unknown,
         },
-        "parenthesized_expression" | "expression_statement" => {
-            node.named_child(0).map_or(Value::Unknown, |c| fold(ctx, c, d))
-        }
+        "parenthesized_expression" | "expression_statement" => node
+            .named_child(0)
+            .map_or(Value::Unknown, |c| fold(ctx, c, d)),
         "list" | "tuple" | "expression_list" | "set" => {
             let mut c = node.walk();
             let items: Vec<Value> = node
@@ -509,11 +575,15 @@ fn binary(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
         }
         ("*", Value::Str(s), Value::Int(n)) | ("*", Value::Int(n), Value::Str(s)) => {
             match usize::try_from(n) {
-                Ok(n) if s.len().saturating_mul(n) <= crate::value::MAX_FOLDED_LEN => Value::Str(s.repeat(n)),
+                Ok(n) if s.len().saturating_mul(n) <= crate::value::MAX_FOLDED_LEN => {
+                    Value::Str(s.repeat(n))
+                }
                 _ => Value::Unknown,
             }
         }
-        ("/", Value::Str(x), Value::Str(y)) => Value::string(format!("{}/{}", x.trim_end_matches('/'), y)),
+        ("/", Value::Str(x), Value::Str(y)) => {
+            Value::string(format!("{}/{}", x.trim_end_matches('/'), y))
+        }
         ("%", Value::Str(f), args) => percent_format(&f, args),
         _ => Value::Unknown,
     }
@@ -595,12 +665,17 @@ fn brace_format(f: &str, pos: &[Value], kw: &[(String, Value)]) -> Value {
 }
 
 fn subscript(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
-    let (Some(v), Some(s)) = (node.child_by_field_name("value"), node.child_by_field_name("subscript")) else {
+    let (Some(v), Some(s)) = (
+        node.child_by_field_name("value"),
+        node.child_by_field_name("subscript"),
+    ) else {
         return Value::Unknown;
     };
     let base = fold(ctx, v, d);
     if s.kind() == "slice" {
-        let Value::Str(text) = base else { return Value::Unknown };
+        let Value::Str(text) = base else {
+            return Value::Unknown;
+        };
         // The parts of `a:b:c` are told apart by the colons before them.
         let mut parts: [Option<i64>; 3] = [None, None, None];
         let mut idx = 0;
@@ -615,7 +690,8 @@ fn subscript(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
                 }
             }
         }
-        return decode::slice(&text, parts[0], parts[1], parts[2]).map_or(Value::Unknown, Value::string);
+        return decode::slice(&text, parts[0], parts[1], parts[2])
+            .map_or(Value::Unknown, Value::string);
     }
     let key = fold(ctx, s, d);
     match (base, key) {
@@ -634,23 +710,42 @@ fn subscript(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
         (Value::List(items), Value::Int(i)) => {
             let len = items.len() as i64;
             let i = if i < 0 { i + len } else { i };
-            usize::try_from(i).ok().and_then(|i| items.get(i).cloned()).unwrap_or_default()
+            usize::try_from(i)
+                .ok()
+                .and_then(|i| items.get(i).cloned())
+                .unwrap_or_default()
         }
-        (Value::Str(s), Value::Int(i)) => decode::slice(&s, Some(i), Some(if i == -1 { i64::MAX } else { i + 1 }), None)
-            .map_or(Value::Unknown, Value::Str),
+        (Value::Str(s), Value::Int(i)) => decode::slice(
+            &s,
+            Some(i),
+            Some(if i == -1 { i64::MAX } else { i + 1 }),
+            None,
+        )
+        .map_or(Value::Unknown, Value::Str),
         _ => Value::Unknown,
     }
 }
 
 fn comprehension(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
-    let Some(body) = node.child_by_field_name("body") else { return Value::Unknown };
+    let Some(body) = node.child_by_field_name("body") else {
+        return Value::Unknown;
+    };
     let mut c = node.walk();
-    let clauses: Vec<Node<'_>> = node.named_children(&mut c).filter(|n| n.kind() != "comment").skip(1).collect();
-    let [clause] = clauses.as_slice() else { return Value::Unknown };
+    let clauses: Vec<Node<'_>> = node
+        .named_children(&mut c)
+        .filter(|n| n.kind() != "comment")
+        .skip(1)
+        .collect();
+    let [clause] = clauses.as_slice() else {
+        return Value::Unknown;
+    };
     if clause.kind() != "for_in_clause" {
         return Value::Unknown;
     }
-    let (Some(var), Some(src)) = (clause.child_by_field_name("left"), clause.child_by_field_name("right")) else {
+    let (Some(var), Some(src)) = (
+        clause.child_by_field_name("left"),
+        clause.child_by_field_name("right"),
+    ) else {
         return Value::Unknown;
     };
     if var.kind() != "identifier" {
@@ -708,7 +803,10 @@ fn bytes_of(v: &Value) -> Option<String> {
 }
 
 fn codec(s: &str, enc: Option<&str>) -> Value {
-    let enc = enc.unwrap_or("utf-8").to_ascii_lowercase().replace(['_', '-'], "");
+    let enc = enc
+        .unwrap_or("utf-8")
+        .to_ascii_lowercase()
+        .replace(['_', '-'], "");
     let out = match enc.as_str() {
         "rot13" => Some(decode::rot13(s)),
         "hex" | "hexcodec" => decode::hex(s),
@@ -720,12 +818,17 @@ fn codec(s: &str, enc: Option<&str>) -> Value {
 }
 
 fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
-    let Some(func) = node.child_by_field_name("function") else { return Value::Unknown };
+    let Some(func) = node.child_by_field_name("function") else {
+        return Value::Unknown;
+    };
     let (pos, kw) = args(ctx, node, d);
     let arg = |i: usize| pos.get(i).cloned().unwrap_or_default();
     // Methods of constant strings.
     if func.kind() == "attribute"
-        && let (Some(o), Some(m)) = (func.child_by_field_name("object"), func.child_by_field_name("attribute"))
+        && let (Some(o), Some(m)) = (
+            func.child_by_field_name("object"),
+            func.child_by_field_name("attribute"),
+        )
     {
         let method = ident(ctx, m);
         let recv = fold(ctx, o, d);
@@ -733,21 +836,31 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
             return match method.as_ref() {
                 "join" => str_list(&arg(0)).map_or(Value::Unknown, |p| Value::string(p.join(s))),
                 "replace" => match (arg(0), arg(1)) {
-                    (Value::Str(a), Value::Str(b)) if !a.is_empty() => Value::string(s.replace(&a, &b)),
+                    (Value::Str(a), Value::Str(b)) if !a.is_empty() => {
+                        Value::string(s.replace(&a, &b))
+                    }
                     _ => Value::Unknown,
                 },
                 "lower" | "casefold" => Value::Str(s.to_lowercase()),
                 "upper" => Value::Str(s.to_uppercase()),
-                "strip" | "lstrip" | "rstrip" if pos.is_empty() => Value::Str(match method.as_ref() {
-                    "strip" => s.trim().into(),
-                    "lstrip" => s.trim_start().into(),
-                    _ => s.trim_end().into(),
-                }),
+                "strip" | "lstrip" | "rstrip" if pos.is_empty() => {
+                    Value::Str(match method.as_ref() {
+                        "strip" => s.trim().into(),
+                        "lstrip" => s.trim_start().into(),
+                        _ => s.trim_end().into(),
+                    })
+                }
                 "format" => brace_format(s, &pos, &kw),
                 "decode" | "encode" => codec(s, arg(0).as_str()),
                 "split" => match arg(0) {
-                    Value::Str(sep) if !sep.is_empty() => Value::List(s.split(sep.as_str()).map(|x| Value::Str(x.into())).collect()),
-                    Value::Unknown if pos.is_empty() => Value::List(s.split_whitespace().map(|x| Value::Str(x.into())).collect()),
+                    Value::Str(sep) if !sep.is_empty() => Value::List(
+                        s.split(sep.as_str())
+                            .map(|x| Value::Str(x.into()))
+                            .collect(),
+                    ),
+                    Value::Unknown if pos.is_empty() => {
+                        Value::List(s.split_whitespace().map(|x| Value::Str(x.into())).collect())
+                    }
                     _ => Value::Unknown,
                 },
                 "joinpath" => match arg(0) {
@@ -779,7 +892,9 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
             return lookup(ctx, &k);
         }
     }
-    let Value::Name(q) = fold(ctx, func, d) else { return Value::Unknown };
+    let Value::Name(q) = fold(ctx, func, d) else {
+        return Value::Unknown;
+    };
     match q.as_str() {
         "str" => match arg(0) {
             v @ Value::Str(_) => v,
@@ -791,15 +906,28 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
             _ => Value::Unknown,
         },
         "bytes" | "bytearray" => bytes_of(&arg(0)).map_or(Value::Unknown, Value::string),
-        "bytes.fromhex" | "bytearray.fromhex" | "binascii.unhexlify" | "binascii.a2b_hex" | "base64.b16decode" => {
-            arg(0).as_str().and_then(decode::hex).map_or(Value::Unknown, Value::string)
-        }
-        "base64.b64decode" | "base64.standard_b64decode" | "base64.urlsafe_b64decode" | "base64.decodebytes"
-        | "base64.decodestring" | "binascii.a2b_base64" => {
-            arg(0).as_str().and_then(decode::base64).map_or(Value::Unknown, Value::string)
-        }
+        "bytes.fromhex" | "bytearray.fromhex" | "binascii.unhexlify" | "binascii.a2b_hex"
+        | "base64.b16decode" => arg(0)
+            .as_str()
+            .and_then(decode::hex)
+            .map_or(Value::Unknown, Value::string),
+        "base64.b64decode"
+        | "base64.standard_b64decode"
+        | "base64.urlsafe_b64decode"
+        | "base64.decodebytes"
+        | "base64.decodestring"
+        | "binascii.a2b_base64" => arg(0)
+            .as_str()
+            .and_then(decode::base64)
+            .map_or(Value::Unknown, Value::string),
         "codecs.decode" | "codecs.encode" => match arg(0) {
-            Value::Str(s) => codec(&s, arg(1).as_str().or(kw.iter().find(|(k, _)| k == "encoding").and_then(|(_, v)| v.as_str()))),
+            Value::Str(s) => codec(
+                &s,
+                arg(1).as_str().or(kw
+                    .iter()
+                    .find(|(k, _)| k == "encoding")
+                    .and_then(|(_, v)| v.as_str())),
+            ),
             _ => Value::Unknown,
         },
         "map" => match (arg(0), str_list_or_ints(&arg(1))) {
@@ -813,7 +941,12 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
                     .collect();
                 chars.map_or(Value::Unknown, Value::List)
             }
-            (Value::Name(f), Some(items)) if f == "str" => Value::List(items.iter().map(|v| to_text(v).map_or(Value::Unknown, Value::Str)).collect()),
+            (Value::Name(f), Some(items)) if f == "str" => Value::List(
+                items
+                    .iter()
+                    .map(|v| to_text(v).map_or(Value::Unknown, Value::Str))
+                    .collect(),
+            ),
             _ => Value::Unknown,
         },
         "list" | "tuple" => match arg(0) {
@@ -834,7 +967,9 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
             _ => Value::Unknown,
         },
         "getattr" => match (arg(0), arg(1)) {
-            (Value::Name(o), Value::Str(a)) => name(format!("{o}.{}", a.nfkc().collect::<String>())),
+            (Value::Name(o), Value::Str(a)) => {
+                name(format!("{o}.{}", a.nfkc().collect::<String>()))
+            }
             (Value::Scope, Value::Str(a)) => lookup(ctx, &a),
             _ => Value::Unknown,
         },
@@ -844,14 +979,17 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
             _ => Value::Unknown,
         },
         "globals" | "locals" => Value::Scope,
-        "os.path.join" | "posixpath.join" | "pathlib.Path" | "pathlib.PurePath" | "pathlib.PosixPath" => {
+        "os.path.join" | "posixpath.join" | "pathlib.Path" | "pathlib.PurePath"
+        | "pathlib.PosixPath" => {
             let parts: Option<Vec<String>> = pos.iter().map(to_text).collect();
             match parts {
                 Some(p) if !p.is_empty() => Value::string(p.join("/").replace("//", "/")),
                 _ => Value::Unknown,
             }
         }
-        "os.path.expanduser" | "os.path.abspath" | "os.path.realpath" | "os.path.normpath" => arg(0),
+        "os.path.expanduser" | "os.path.abspath" | "os.path.realpath" | "os.path.normpath" => {
+            arg(0)
+        }
         "operator.attrgetter" => Value::Unknown,
         _ => Value::Unknown,
     }

@@ -182,8 +182,16 @@ impl RuleSet {
         let files = EMBEDDED
             .iter()
             .map(|(dir, name, text)| {
-                let lang = if *dir == "python" { Language::Python } else { Language::JavaScript };
-                (lang, format!("rules/prescan/{dir}/{name}"), (*text).to_string())
+                let lang = if *dir == "python" {
+                    Language::Python
+                } else {
+                    Language::JavaScript
+                };
+                (
+                    lang,
+                    format!("rules/prescan/{dir}/{name}"),
+                    (*text).to_string(),
+                )
             })
             .collect();
         RuleSet::from_sources(files)
@@ -195,17 +203,26 @@ impl RuleSet {
         let mut files = Vec::new();
         for lang in [Language::Python, Language::JavaScript] {
             let sub = dir.join(lang_dir(lang));
-            let read = std::fs::read_dir(&sub).map_err(|source| RuleError::Read { path: sub.clone(), source })?;
+            let read = std::fs::read_dir(&sub).map_err(|source| RuleError::Read {
+                path: sub.clone(),
+                source,
+            })?;
             let mut paths: Vec<PathBuf> = read
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|x| x == "toml"))
                 .collect();
             paths.sort();
             if paths.is_empty() {
-                return Err(RuleError::Empty { dir: sub, language: lang });
+                return Err(RuleError::Empty {
+                    dir: sub,
+                    language: lang,
+                });
             }
             for p in paths {
-                let text = std::fs::read_to_string(&p).map_err(|source| RuleError::Read { path: p.clone(), source })?;
+                let text = std::fs::read_to_string(&p).map_err(|source| RuleError::Read {
+                    path: p.clone(),
+                    source,
+                })?;
                 files.push((lang, p.display().to_string(), text));
             }
         }
@@ -243,7 +260,11 @@ impl RuleSet {
         }
         let mut seen = HashSet::new();
         for r in &rules {
-            let err = |message: String| RuleError::Rule { file: r.file.clone(), rule: r.id.clone(), message };
+            let err = |message: String| RuleError::Rule {
+                file: r.file.clone(),
+                rule: r.id.clone(),
+                message,
+            };
             if r.id.is_empty() || r.id.contains(char::is_whitespace) {
                 return Err(err("the id must be non-empty without spaces".into()));
             }
@@ -256,7 +277,11 @@ impl RuleSet {
             if r.must_match.is_empty() {
                 return Err(err("needs at least one `must_match` example".into()));
             }
-            if let Some(f) = r.facts.iter().find(|f| f.is_empty() || f.contains(char::is_whitespace)) {
+            if let Some(f) = r
+                .facts
+                .iter()
+                .find(|f| f.is_empty() || f.contains(char::is_whitespace))
+            {
                 return Err(err(format!("fact pattern `{f}` is empty or has spaces")));
             }
             for q in &r.queries {
@@ -267,7 +292,11 @@ impl RuleSet {
         let [py_allowed, js_allowed] = allowed;
         let python = compile(&rules, Language::Python, py_allowed)?;
         let javascript = compile(&rules, Language::JavaScript, js_allowed)?;
-        Ok(RuleSet { rules, python, javascript })
+        Ok(RuleSet {
+            rules,
+            python,
+            javascript,
+        })
     }
 
     /// Every rule, in pack order.
@@ -282,7 +311,12 @@ impl RuleSet {
 
     /// The modules allowed without a warning in a language.
     pub fn allowed_modules(&self, lang: Language) -> Vec<&str> {
-        let mut v: Vec<&str> = self.compiled(lang).allowed.iter().map(String::as_str).collect();
+        let mut v: Vec<&str> = self
+            .compiled(lang)
+            .allowed
+            .iter()
+            .map(String::as_str)
+            .collect();
         v.sort_unstable();
         v
     }
@@ -295,18 +329,28 @@ impl RuleSet {
     }
 
     /// The rules whose fact patterns match `fact`.
-    pub(crate) fn rules_for_fact<'a>(&'a self, c: &'a Compiled, fact: &'a str) -> impl Iterator<Item = usize> + 'a {
+    pub(crate) fn rules_for_fact<'a>(
+        &'a self,
+        c: &'a Compiled,
+        fact: &'a str,
+    ) -> impl Iterator<Item = usize> + 'a {
         let exact = c.exact.get(fact).into_iter().flatten().copied();
         let globs = c
             .globs
             .iter()
-            .filter(move |(prefix, pat, _)| fact.starts_with(prefix.as_str()) && glob_match(pat, fact))
+            .filter(move |(prefix, pat, _)| {
+                fact.starts_with(prefix.as_str()) && glob_match(pat, fact)
+            })
             .map(|(_, _, r)| *r);
         exact.chain(globs)
     }
 }
 
-fn compile(rules: &[Rule], lang: Language, allowed: HashSet<String>) -> Result<Compiled, RuleError> {
+fn compile(
+    rules: &[Rule],
+    lang: Language,
+    allowed: HashSet<String>,
+) -> Result<Compiled, RuleError> {
     let mut c = Compiled {
         rules: Vec::new(),
         exact: HashMap::new(),
@@ -325,7 +369,9 @@ fn compile(rules: &[Rule], lang: Language, allowed: HashSet<String>) -> Result<C
             }
         }
         for q in &r.queries {
-            let n = Query::new(&ts_language(lang), q).map(|q| q.pattern_count()).unwrap_or(0);
+            let n = Query::new(&ts_language(lang), q)
+                .map(|q| q.pattern_count())
+                .unwrap_or(0);
             c.pattern_rule.extend(std::iter::repeat_n(i, n));
             source.push_str(q);
             source.push('\n');

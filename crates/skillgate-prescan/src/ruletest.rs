@@ -71,11 +71,16 @@ pub fn run(rules: &Arc<RuleSet>) -> TestSummary {
             summary.examples += 1;
             let report = scanner.scan(code.as_bytes(), rule.language);
             let fired: Vec<&str> = report.findings.iter().map(|f| f.rule_id.as_str()).collect();
-            let engine = report.findings.iter().find(|f| f.rule_id.starts_with("prescan."));
+            let engine = report
+                .findings
+                .iter()
+                .find(|f| f.rule_id.starts_with("prescan."));
             let hit = fired.contains(&rule.id.as_str());
             let detail = match (kind, hit, engine) {
                 (_, _, Some(e)) => Some(format!("the engine refused it: {}", e.message)),
-                ("must_match", false, None) => Some(format!("rule did not fire (fired: {fired:?})")),
+                ("must_match", false, None) => {
+                    Some(format!("rule did not fire (fired: {fired:?})"))
+                }
                 ("must_not_match", true, None) => Some("rule fired".to_string()),
                 _ => None,
             };

@@ -48,7 +48,9 @@ impl std::str::FromStr for UnknownModuleAction {
         match s {
             "warn" => Ok(UnknownModuleAction::Warn),
             "block" => Ok(UnknownModuleAction::Block),
-            _ => Err(format!("unknown module action `{s}` (expected warn or block)")),
+            _ => Err(format!(
+                "unknown module action `{s}` (expected warn or block)"
+            )),
         }
     }
 }
@@ -151,7 +153,10 @@ pub struct PreScanner {
 impl PreScanner {
     /// A scanner with the embedded default packs and default options.
     pub fn new() -> Result<PreScanner, crate::RuleError> {
-        Ok(PreScanner::with_rules(Arc::new(RuleSet::embedded()?), ScanOptions::default()))
+        Ok(PreScanner::with_rules(
+            Arc::new(RuleSet::embedded()?),
+            ScanOptions::default(),
+        ))
     }
 
     /// A scanner with these rules and options.
@@ -189,7 +194,10 @@ impl PreScanner {
 
     fn decide(&self, mut findings: Vec<Finding>) -> ScanReport {
         findings.sort_by_key(|f| f.location.map(|l| (l.line, l.column)).unwrap_or_default());
-        let verdict = if findings.iter().any(|f| f.severity >= self.options.threshold || f.rule_id.starts_with("prescan.")) {
+        let verdict = if findings
+            .iter()
+            .any(|f| f.severity >= self.options.threshold || f.rule_id.starts_with("prescan."))
+        {
             Verdict::Block
         } else if findings.is_empty() {
             Verdict::Allow
@@ -201,22 +209,31 @@ impl PreScanner {
 
     fn check_source<'c>(&self, code: &'c [u8]) -> Result<&'c str, Box<Finding>> {
         if code.len() > self.options.limits.max_bytes {
-            return Err(engine(engine_rules::TOO_LARGE, format!(
-                "the code is {} bytes, more than the {}-byte limit of the pre-scan",
-                code.len(),
-                self.options.limits.max_bytes
-            )));
+            return Err(engine(
+                engine_rules::TOO_LARGE,
+                format!(
+                    "the code is {} bytes, more than the {}-byte limit of the pre-scan",
+                    code.len(),
+                    self.options.limits.max_bytes
+                ),
+            ));
         }
         std::str::from_utf8(code).map_err(|e| {
-            engine(engine_rules::NOT_UTF8, format!("the code is not valid UTF-8 (at byte {})", e.valid_up_to()))
+            engine(
+                engine_rules::NOT_UTF8,
+                format!("the code is not valid UTF-8 (at byte {})", e.valid_up_to()),
+            )
         })
     }
 
     fn parse(&self, src: &str, lang: Language) -> Result<Tree, Box<Finding>> {
         let mut parser = Parser::new();
-        parser
-            .set_language(&ts_language(lang))
-            .map_err(|e| engine(engine_rules::PARSE_ERROR, format!("the {lang} grammar cannot be loaded: {e}")))?;
+        parser.set_language(&ts_language(lang)).map_err(|e| {
+            engine(
+                engine_rules::PARSE_ERROR,
+                format!("the {lang} grammar cannot be loaded: {e}"),
+            )
+        })?;
         let started = Instant::now();
         let timeout = self.options.limits.parse_timeout;
         let mut timed_out = false;
@@ -232,11 +249,17 @@ impl PreScanner {
         );
         match tree {
             Some(t) => Ok(t),
-            None if timed_out => Err(engine(engine_rules::TIMEOUT, format!(
-                "parsing took longer than the {} ms limit",
-                timeout.as_millis()
-            ))),
-            None => Err(engine(engine_rules::PARSE_ERROR, "the parser gave up".to_string())),
+            None if timed_out => Err(engine(
+                engine_rules::TIMEOUT,
+                format!(
+                    "parsing took longer than the {} ms limit",
+                    timeout.as_millis()
+                ),
+            )),
+            None => Err(engine(
+                engine_rules::PARSE_ERROR,
+                "the parser gave up".to_string(),
+            )),
         }
     }
 
@@ -249,9 +272,12 @@ impl PreScanner {
         if root.has_error() {
             let bad = first_error(root);
             return Err(Box::new(
-                engine_finding(engine_rules::PARSE_ERROR, format!("the code is not valid {lang}: a syntax error"))
-                    .with_location(lines.location(bad.start_byte(), bad.end_byte()))
-                    .with_snippet(lines.snippet(bad.start_byte(), bad.end_byte())),
+                engine_finding(
+                    engine_rules::PARSE_ERROR,
+                    format!("the code is not valid {lang}: a syntax error"),
+                )
+                .with_location(lines.location(bad.start_byte(), bad.end_byte()))
+                .with_snippet(lines.snippet(bad.start_byte(), bad.end_byte())),
             ));
         }
         let (facts, imports) = extract(&tree, src.as_bytes(), lang)?;
@@ -268,7 +294,9 @@ impl PreScanner {
             cursor.set_match_limit(10_000);
             let mut matches = cursor.matches(query, root, src.as_bytes());
             while let Some(m) = matches.next() {
-                let Some(&rule) = compiled.pattern_rule.get(m.pattern_index) else { continue };
+                let Some(&rule) = compiled.pattern_rule.get(m.pattern_index) else {
+                    continue;
+                };
                 let cap = m
                     .captures
                     .iter()
@@ -281,7 +309,8 @@ impl PreScanner {
         }
         hits.sort_unstable();
         hits.dedup_by_key(|h| (h.0, h.1));
-        let mut per_rule: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+        let mut per_rule: std::collections::HashMap<usize, usize> =
+            std::collections::HashMap::new();
         let mut findings = Vec::new();
         let mut covered: Vec<(usize, usize)> = Vec::new();
         for (r, start, end) in hits {
@@ -295,29 +324,49 @@ impl PreScanner {
                 covered.push((start, end));
             }
             findings.push(
-                Finding::new(LayerName::Prescan, rule.id.clone(), rule.severity, rule.message.clone())
-                    .with_location(lines.location(start, end))
-                    .with_snippet(lines.snippet(start, end)),
+                Finding::new(
+                    LayerName::Prescan,
+                    rule.id.clone(),
+                    rule.severity,
+                    rule.message.clone(),
+                )
+                .with_location(lines.location(start, end))
+                .with_snippet(lines.snippet(start, end)),
             );
         }
         let mut reported = HashSet::new();
         for (module, start, end) in imports {
             if is_allowed(&compiled.allowed, &module, lang)
-                || covered.iter().any(|&(s, e)| s <= start && end <= e || start <= s && e <= end)
+                || covered
+                    .iter()
+                    .any(|&(s, e)| s <= start && end <= e || start <= s && e <= end)
                 || !reported.insert(module.clone())
             {
                 continue;
             }
             let (id, sev) = match (lang, self.options.unknown_module) {
-                (Language::Python, UnknownModuleAction::Warn) => (engine_rules::PY_UNLISTED, Severity::Low),
-                (Language::Python, UnknownModuleAction::Block) => (engine_rules::PY_UNLISTED, Severity::Critical),
-                (Language::JavaScript, UnknownModuleAction::Warn) => (engine_rules::JS_UNLISTED, Severity::Low),
-                (Language::JavaScript, UnknownModuleAction::Block) => (engine_rules::JS_UNLISTED, Severity::Critical),
+                (Language::Python, UnknownModuleAction::Warn) => {
+                    (engine_rules::PY_UNLISTED, Severity::Low)
+                }
+                (Language::Python, UnknownModuleAction::Block) => {
+                    (engine_rules::PY_UNLISTED, Severity::Critical)
+                }
+                (Language::JavaScript, UnknownModuleAction::Warn) => {
+                    (engine_rules::JS_UNLISTED, Severity::Low)
+                }
+                (Language::JavaScript, UnknownModuleAction::Block) => {
+                    (engine_rules::JS_UNLISTED, Severity::Critical)
+                }
             };
             findings.push(
-                Finding::new(LayerName::Prescan, id, sev, format!("module `{module}` is not on the allow-list"))
-                    .with_location(lines.location(start, end))
-                    .with_snippet(lines.snippet(start, end)),
+                Finding::new(
+                    LayerName::Prescan,
+                    id,
+                    sev,
+                    format!("module `{module}` is not on the allow-list"),
+                )
+                .with_location(lines.location(start, end))
+                .with_snippet(lines.snippet(start, end)),
             );
         }
         Ok(findings)
@@ -352,7 +401,10 @@ fn extract(tree: &Tree, src: &[u8], lang: Language) -> Result<Extracted, Box<Fin
         Language::JavaScript => crate::javascript::extract(tree.root_node(), &mut ctx),
     }
     if ctx.overflow {
-        return Err(engine(engine_rules::TOO_COMPLEX, "the code produces too many facts to analyse".into()));
+        return Err(engine(
+            engine_rules::TOO_COMPLEX,
+            "the code produces too many facts to analyse".into(),
+        ));
     }
     Ok((ctx.facts, ctx.imports))
 }
@@ -364,8 +416,14 @@ fn check_depth(root: Node<'_>, max: usize) -> Result<(), Box<Finding>> {
         if depth > max {
             let n = cursor.node();
             return Err(Box::new(
-                engine_finding(engine_rules::TOO_DEEP, format!("the code is nested deeper than {max} levels"))
-                    .at(n.start_position().row as u32 + 1, n.start_position().column as u32 + 1),
+                engine_finding(
+                    engine_rules::TOO_DEEP,
+                    format!("the code is nested deeper than {max} levels"),
+                )
+                .at(
+                    n.start_position().row as u32 + 1,
+                    n.start_position().column as u32 + 1,
+                ),
             ));
         }
         if cursor.goto_first_child() {
@@ -416,7 +474,10 @@ impl<'s> LineIndex<'s> {
     }
 
     fn point(&self, byte: usize) -> (u32, u32) {
-        let line = self.starts.partition_point(|&s| s <= byte).saturating_sub(1);
+        let line = self
+            .starts
+            .partition_point(|&s| s <= byte)
+            .saturating_sub(1);
         let start = self.starts[line];
         let col = self
             .src
@@ -428,7 +489,12 @@ impl<'s> LineIndex<'s> {
     pub(crate) fn location(&self, start: usize, end: usize) -> Location {
         let (line, column) = self.point(start);
         let (el, ec) = self.point(end);
-        Location { line, column, end_line: Some(el), end_column: Some(ec) }
+        Location {
+            line,
+            column,
+            end_line: Some(el),
+            end_column: Some(ec),
+        }
     }
 
     pub(crate) fn snippet(&self, start: usize, end: usize) -> String {

@@ -21,6 +21,18 @@ struct Cli {
 enum Command {
     /// Run a skill (a folder, or a bare script) through the pipeline.
     Run(cmd::run::RunArgs),
+    /// Scan code or output without running anything.
+    #[command(subcommand)]
+    Scan(ScanCommand),
+    /// Test, list and explain the pre-scan rules.
+    #[command(subcommand)]
+    Rules(cmd::rules::RulesCommand),
+}
+
+#[derive(Debug, Subcommand)]
+enum ScanCommand {
+    /// Pre-scan Python or JavaScript code (files, directories, or `-` for stdin).
+    Code(cmd::scan_code::ScanCodeArgs),
 }
 
 /// An error that ends the command with exit code 2 and a message on stderr.
@@ -37,6 +49,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => cmd::run::run(args),
+        Command::Scan(ScanCommand::Code(args)) => cmd::scan_code::run(args),
+        Command::Rules(c) => cmd::rules::run(c),
     };
     match result {
         Ok(code) => code,

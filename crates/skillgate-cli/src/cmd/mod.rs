@@ -1,2 +1,4 @@
 //! One module per subcommand.
+pub(crate) mod rules;
 pub(crate) mod run;
+pub(crate) mod scan_code;

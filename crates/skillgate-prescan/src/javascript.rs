@@ -183,8 +183,59 @@ fn member_name(ctx: &Ctx<'_>, node: Node<'_>) -> Option<String> {
 
 fn emit_ref(ctx: &mut Ctx<'_>, node: Node<'_>) {
     if let Value::Name(q) = fold(ctx, node, 0) {
+        if q == "process.env"
+            && !node.parent().is_some_and(|p| {
+                matches!(p.kind(), "member_expression" | "subscript_expression")
+                    && p.child_by_field_name("object") == Some(node)
+            })
+        {
+            ctx.emit("env-dump", node);
+        }
         ctx.emit(format!("ref:{q}"), node);
     }
+}
+
+/// The callee and arguments of a call, seeing through `f.call(this, ..)`,
+/// `f.apply(this, [..])` and `Reflect.apply(f, this, [..])`.
+fn effective_call(
+    ctx: &Ctx<'_>,
+    func: Node<'_>,
+    args: Vec<Value>,
+    d: usize,
+) -> (Value, Vec<Value>) {
+    let callee = fold(ctx, func, d);
+    if callee.as_name() == Some("Reflect.apply") {
+        let rest = match args.get(2) {
+            Some(Value::List(items)) => items.clone(),
+            _ => Vec::new(),
+        };
+        return (args.first().cloned().unwrap_or_default(), rest);
+    }
+    if func.kind() == "member_expression"
+        && let (Some(o), Some(p)) = (
+            func.child_by_field_name("object"),
+            func.child_by_field_name("property"),
+        )
+        && let Value::Name(q) = fold(ctx, o, d)
+    {
+        match ctx.text(p) {
+            "call" => return (Value::Name(q), args.into_iter().skip(1).collect()),
+            "apply" => {
+                let rest = match args.get(1) {
+                    Some(Value::List(items)) => items.clone(),
+                    _ => Vec::new(),
+                };
+                return (Value::Name(q), rest);
+            }
+            _ => {}
+        }
+    }
+    (callee, args)
+}
+
+/// Whether a name loads a module from its first argument.
+fn is_loader(q: &str) -> bool {
+    matches!(q, "require" | "process.getBuiltinModule")
 }
 
 fn is_reference(node: Node<'_>, field: Option<&'static str>) -> bool {
@@ -405,12 +456,13 @@ fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
         }
         return;
     }
-    let callee = fold(ctx, func, 0);
+    let (callee, args) = effective_call(ctx, func, args, 0);
+    let first_str = args.first().and_then(Value::as_str).map(str::to_string);
     match &callee {
         Value::Name(q) => {
             ctx.emit(format!("call:{q}"), node);
             match q.as_str() {
-                "require" => match &first_str {
+                q if is_loader(q) => match &first_str {
                     Some(m) => ctx.import(&module_name(m), node),
                     None => ctx.emit("dynamic-import-unresolved", node),
                 },
@@ -458,8 +510,40 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
             ) else {
                 return Value::Unknown;
             };
+            let prop = ident(ctx, p);
+            if prop == "constructor"
+                && matches!(
+                    o.kind(),
+                    "arrow_function"
+                        | "function_expression"
+                        | "function"
+                        | "generator_function"
+                        | "class"
+                )
+            {
+                return Value::Name("Function".into());
+            }
+            if let Some(inner) = o.named_child(0)
+                && o.kind() == "parenthesized_expression"
+                && prop == "constructor"
+                && matches!(
+                    inner.kind(),
+                    "arrow_function"
+                        | "function_expression"
+                        | "function"
+                        | "generator_function"
+                        | "class"
+                )
+            {
+                return Value::Name("Function".into());
+            }
             match fold(ctx, o, d) {
-                Value::Name(q) => name(format!("{q}.{}", ident(ctx, p))),
+                Value::Name(q)
+                    if q == "process.env" && matches!(prop.as_str(), "HOME" | "USERPROFILE") =>
+                {
+                    Value::Str("~".into())
+                }
+                Value::Name(q) => name(format!("{q}.{prop}")),
                 _ => Value::Unknown,
             }
         }
@@ -791,14 +875,24 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
             _ => {}
         }
     }
-    let Value::Name(q) = fold(ctx, func, d) else {
+    let (callee, args) = effective_call(ctx, func, args, d);
+    let arg = |i: usize| args.get(i).cloned().unwrap_or_default();
+    let Value::Name(q) = callee else {
         return Value::Unknown;
     };
     match q.as_str() {
-        "require" => match arg(0) {
+        q if is_loader(q) => match arg(0) {
             Value::Str(m) => Value::Name(module_name(&m)),
             _ => Value::Unknown,
         },
+        "os.homedir" => Value::Str("~".into()),
+        "path.join" | "path.resolve" | "path.posix.join" | "path.posix.resolve" => {
+            let parts: Option<Vec<String>> = args.iter().map(text_of).collect();
+            match parts {
+                Some(p) if !p.is_empty() => Value::string(p.join("/").replace("//", "/")),
+                _ => Value::Unknown,
+            }
+        }
         "module.createRequire" | "module.Module.createRequire" | "createRequire" => {
             Value::Name("require".into())
         }

@@ -185,8 +185,32 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ctx: &mut Ctx<'_>) {
 
 fn emit_ref(ctx: &mut Ctx<'_>, node: Node<'_>) {
     if let Value::Name(q) = fold(ctx, node, 0) {
+        if matches!(q.as_str(), "os.environ" | "os.environb" | "posix.environ")
+            && !single_key_use(ctx, node)
+        {
+            ctx.emit("env-dump", node);
+        }
         ctx.emit(format!("ref:{q}"), node);
     }
+}
+
+/// Whether a mapping is used for one key (`m['K']`, `m.get('K')`) rather than whole.
+fn single_key_use(ctx: &Ctx<'_>, node: Node<'_>) -> bool {
+    let Some(p) = node.parent() else { return false };
+    match p.kind() {
+        "subscript" => p.child_by_field_name("value") == Some(node),
+        "attribute" => {
+            p.child_by_field_name("object") == Some(node)
+                && p.child_by_field_name("attribute")
+                    .is_some_and(|a| ctx.text(a) == "get")
+        }
+        _ => false,
+    }
+}
+
+/// The environment variables that name the home directory fold to `~`.
+fn home_var(key: &str) -> bool {
+    matches!(key, "HOME" | "USERPROFILE")
 }
 
 /// Whether an identifier is a use of a name (not a parameter, a keyword, an attribute
@@ -696,7 +720,9 @@ fn subscript(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
     let key = fold(ctx, s, d);
     match (base, key) {
         (Value::Name(q), Value::Str(k)) => {
-            if let Some(owner) = q.strip_suffix(".__dict__") {
+            if q == "os.environ" && home_var(&k) {
+                Value::Str("~".into())
+            } else if let Some(owner) = q.strip_suffix(".__dict__") {
                 name(format!("{owner}.{k}"))
             } else if q == "sys.modules" {
                 name(k)
@@ -882,6 +908,9 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
             if q == "sys.modules" {
                 return name(k);
             }
+            if q == "os.environ" && home_var(&k) {
+                return Value::Str("~".into());
+            }
             if let Some(owner) = q.strip_suffix(".__dict__") {
                 return name(format!("{owner}.{k}"));
             }
@@ -892,10 +921,23 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
             return lookup(ctx, &k);
         }
     }
+    // `operator.attrgetter('name')(obj)`
+    if func.kind() == "call"
+        && let Some(inner) = func.child_by_field_name("function")
+        && fold(ctx, inner, d).as_name() == Some("operator.attrgetter")
+        && let (Some(Value::Str(a)), Value::Name(o)) = (args(ctx, func, d).0.first(), arg(0))
+    {
+        return name(format!("{o}.{a}"));
+    }
     let Value::Name(q) = fold(ctx, func, d) else {
         return Value::Unknown;
     };
     match q.as_str() {
+        "pathlib.Path.home" | "pathlib.PosixPath.home" => Value::Str("~".into()),
+        "os.getenv" => match arg(0) {
+            Value::Str(k) if home_var(&k) => Value::Str("~".into()),
+            _ => Value::Unknown,
+        },
         "str" => match arg(0) {
             v @ Value::Str(_) => v,
             Value::Int(i) => Value::Str(i.to_string()),

@@ -16,7 +16,9 @@
 //! | `string-timer` | `setTimeout`/`setInterval` given a string |
 //! | `coding:E` | a Python coding declaration naming a non-UTF-8 encoding `E` |
 use crate::value::Value;
+use std::cell::Cell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use tree_sitter::Node;
 
 /// One semantic fact with the byte range of the code it came from.
@@ -33,6 +35,10 @@ pub struct Fact {
 /// Most facts one file may produce; past it the scan fails closed.
 pub(crate) const MAX_FACTS: usize = 200_000;
 
+/// Most folding steps one file may take (nested comprehensions over long constant lists
+/// multiply); past it the scan fails closed.
+pub(crate) const FOLD_BUDGET: u64 = 500_000;
+
 /// The state of one extraction pass.
 pub(crate) struct Ctx<'s> {
     pub(crate) src: &'s [u8],
@@ -45,6 +51,8 @@ pub(crate) struct Ctx<'s> {
     pub(crate) imports: Vec<(String, usize, usize)>,
     /// Set when the fact cap was reached.
     pub(crate) overflow: bool,
+    /// Folding steps left, shared with scratch contexts.
+    pub(crate) budget: Rc<Cell<u64>>,
 }
 
 impl<'s> Ctx<'s> {
@@ -56,7 +64,36 @@ impl<'s> Ctx<'s> {
             temps: Vec::new(),
             imports: Vec::new(),
             overflow: false,
+            budget: Rc::new(Cell::new(FOLD_BUDGET)),
         }
+    }
+
+    /// A context for folding with extra temporary bindings: same bindings, same budget.
+    pub(crate) fn scratch(&self) -> Ctx<'s> {
+        Ctx {
+            src: self.src,
+            facts: Vec::new(),
+            bindings: self.bindings.clone(),
+            temps: self.temps.clone(),
+            imports: Vec::new(),
+            overflow: false,
+            budget: self.budget.clone(),
+        }
+    }
+
+    /// Takes one folding step; false when the budget is spent.
+    pub(crate) fn step(&self) -> bool {
+        let left = self.budget.get();
+        if left == 0 {
+            return false;
+        }
+        self.budget.set(left - 1);
+        true
+    }
+
+    /// Whether the fact cap or the folding budget was passed.
+    pub(crate) fn exhausted(&self) -> bool {
+        self.overflow || self.budget.get() == 0
     }
 
     /// The source text of a node.
@@ -155,4 +192,14 @@ pub(crate) const FILE_OPS: &[&str] = &[
 /// The last dotted segment of a qualified name.
 pub(crate) fn last_segment(q: &str) -> &str {
     q.rsplit('.').next().unwrap_or(q)
+}
+
+/// The left operand, operator and right operand of a binary expression (both grammars
+/// name the fields alike).
+pub(crate) fn binary_parts(node: Node<'_>) -> Option<(Node<'_>, Node<'_>, Node<'_>)> {
+    Some((
+        node.child_by_field_name("left")?,
+        node.child_by_field_name("operator")?,
+        node.child_by_field_name("right")?,
+    ))
 }

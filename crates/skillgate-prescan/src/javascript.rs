@@ -3,7 +3,7 @@
 //! `atob`, `Buffer.from(.., 'base64'|'hex')`), identifier escapes, computed members,
 //! indirect eval, `constructor.constructor`, `createRequire`, `module.constructor._load`.
 use crate::decode;
-use crate::facts::{Ctx, FILE_OPS, last_segment, walk};
+use crate::facts::{Ctx, FILE_OPS, binary_parts, last_segment, walk};
 use crate::value::{MAX_FOLD_DEPTH, Value};
 use tree_sitter::Node;
 
@@ -332,11 +332,9 @@ fn import_statement(node: Node<'_>, ctx: &mut Ctx<'_>) {
 /// Binds an identifier or destructuring pattern to a value.
 fn bind_pattern(ctx: &mut Ctx<'_>, pattern: Node<'_>, v: Value) {
     match pattern.kind() {
-        "identifier" => {
-            if v != Value::Unknown {
-                let k = ident(ctx, pattern);
-                ctx.bindings.insert(k, v);
-            }
+        "identifier" if v != Value::Unknown => {
+            let k = ident(ctx, pattern);
+            ctx.bindings.insert(k, v);
         }
         "object_pattern" => {
             let Value::Name(q) = v else { return };
@@ -497,7 +495,7 @@ fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
 
 /// Folds an expression to a [`Value`].
 pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
-    if depth > MAX_FOLD_DEPTH {
+    if depth > MAX_FOLD_DEPTH || !ctx.step() {
         return Value::Unknown;
     }
     let d = depth + 1;
@@ -511,30 +509,7 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
                 return Value::Unknown;
             };
             let prop = ident(ctx, p);
-            if prop == "constructor"
-                && matches!(
-                    o.kind(),
-                    "arrow_function"
-                        | "function_expression"
-                        | "function"
-                        | "generator_function"
-                        | "class"
-                )
-            {
-                return Value::Name("Function".into());
-            }
-            if let Some(inner) = o.named_child(0)
-                && o.kind() == "parenthesized_expression"
-                && prop == "constructor"
-                && matches!(
-                    inner.kind(),
-                    "arrow_function"
-                        | "function_expression"
-                        | "function"
-                        | "generator_function"
-                        | "class"
-                )
-            {
+            if prop == "constructor" && is_function_literal(o) {
                 return Value::Name("Function".into());
             }
             match fold(ctx, o, d) {
@@ -587,7 +562,7 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
             }
             Value::string(out)
         }
-        "number" => parse_number(ctx.text(node)).map_or(Value::Unknown, Value::Int),
+        "number" => crate::value::parse_int(ctx.text(node)).map_or(Value::Unknown, Value::Int),
         "unary_expression" => match (
             ctx.text(node).starts_with('-'),
             node.child_by_field_name("argument")
@@ -629,45 +604,16 @@ fn lookup(ctx: &Ctx<'_>, id: &str) -> Value {
     Value::Unknown
 }
 
-fn parse_number(t: &str) -> Option<i64> {
-    let t = t.replace('_', "").to_ascii_lowercase();
-    let t = t.trim_end_matches('n');
-    if let Some(h) = t.strip_prefix("0x") {
-        i64::from_str_radix(h, 16).ok()
-    } else if let Some(o) = t.strip_prefix("0o") {
-        i64::from_str_radix(o, 8).ok()
-    } else if let Some(b) = t.strip_prefix("0b") {
-        i64::from_str_radix(b, 2).ok()
-    } else {
-        t.parse().ok()
-    }
-}
-
-fn text_of(v: &Value) -> Option<String> {
-    match v {
-        Value::Str(s) => Some(s.clone()),
-        Value::Int(i) => Some(i.to_string()),
-        _ => None,
-    }
-}
-
 fn binary(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
-    let (Some(l), Some(r), Some(op)) = (
-        node.child_by_field_name("left"),
-        node.child_by_field_name("right"),
-        node.child_by_field_name("operator"),
-    ) else {
+    let Some((l, op, r)) = binary_parts(node) else {
         return Value::Unknown;
     };
-    match (ctx.text(op), fold(ctx, l, d), fold(ctx, r, d)) {
-        ("+", Value::Int(a), Value::Int(b)) => Value::Int(a.saturating_add(b)),
-        ("+", a, b) => match (text_of(&a), text_of(&b)) {
-            (Some(x), Some(y)) => Value::string(x + &y),
-            _ => Value::Unknown,
-        },
-        ("-", Value::Int(a), Value::Int(b)) => Value::Int(a.saturating_sub(b)),
-        ("*", Value::Int(a), Value::Int(b)) => Value::Int(a.saturating_mul(b)),
-        ("^", Value::Int(a), Value::Int(b)) => Value::Int(a ^ b),
+    let (a, b) = (fold(ctx, l, d), fold(ctx, r, d));
+    if let Some(v) = Value::int_op(ctx.text(op), &a, &b) {
+        return v;
+    }
+    match (ctx.text(op), a.text(), b.text()) {
+        ("+", Some(x), Some(y)) => Value::string(x + &y),
         _ => Value::Unknown,
     }
 }
@@ -700,7 +646,7 @@ fn map_items(ctx: &Ctx<'_>, f: Node<'_>, items: Vec<Value>, d: usize) -> Value {
             "String" => Value::List(
                 items
                     .iter()
-                    .map(|v| text_of(v).map_or(Value::Unknown, Value::Str))
+                    .map(|v| v.text().map_or(Value::Unknown, Value::Str))
                     .collect(),
             ),
             _ => Value::Unknown,
@@ -721,9 +667,7 @@ fn map_items(ctx: &Ctx<'_>, f: Node<'_>, items: Vec<Value>, d: usize) -> Value {
         return Value::Unknown;
     }
     let var = ident(ctx, param);
-    let mut scratch = Ctx::new(ctx.src);
-    scratch.bindings = ctx.bindings.clone();
-    scratch.temps = ctx.temps.clone();
+    let mut scratch = ctx.scratch();
     Value::List(
         items
             .into_iter()
@@ -795,7 +739,7 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
                         _ => Value::Unknown,
                     },
                     "concat" => {
-                        let rest: Option<Vec<String>> = args.iter().map(text_of).collect();
+                        let rest: Option<Vec<String>> = args.iter().map(Value::text).collect();
                         rest.map_or(Value::Unknown, |r| Value::string(s.clone() + &r.concat()))
                     }
                     "toLowerCase" => Value::Str(s.to_lowercase()),
@@ -848,7 +792,7 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
                             Value::Unknown if args.is_empty() => ",".into(),
                             _ => return Value::Unknown,
                         };
-                        let parts: Option<Vec<String>> = items.iter().map(text_of).collect();
+                        let parts: Option<Vec<String>> = items.iter().map(Value::text).collect();
                         parts.map_or(Value::Unknown, |p| Value::string(p.join(&sep)))
                     }
                     "concat" => {
@@ -887,11 +831,7 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
         },
         "os.homedir" => Value::Str("~".into()),
         "path.join" | "path.resolve" | "path.posix.join" | "path.posix.resolve" => {
-            let parts: Option<Vec<String>> = args.iter().map(text_of).collect();
-            match parts {
-                Some(p) if !p.is_empty() => Value::string(p.join("/").replace("//", "/")),
-                _ => Value::Unknown,
-            }
+            Value::join_path(&args)
         }
         "module.createRequire" | "module.Module.createRequire" | "createRequire" => {
             Value::Name("require".into())
@@ -914,16 +854,7 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
             },
             (Value::Str(s), Value::Unknown) => Value::Str(s),
             (Value::List(items), _) => {
-                let bytes: Option<Vec<u8>> = items
-                    .iter()
-                    .map(|v| match v {
-                        Value::Int(n) => u8::try_from(*n).ok(),
-                        _ => None,
-                    })
-                    .collect();
-                bytes.map_or(Value::Unknown, |b| {
-                    Value::string(String::from_utf8_lossy(&b).into_owned())
-                })
+                Value::bytes_to_string(&items).map_or(Value::Unknown, Value::string)
             }
             _ => Value::Unknown,
         },
@@ -936,5 +867,16 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
             _ => Value::Unknown,
         },
         _ => Value::Unknown,
+    }
+}
+
+/// A function or class literal, possibly in parentheses: its `constructor` is `Function`.
+fn is_function_literal(node: Node<'_>) -> bool {
+    match node.kind() {
+        "arrow_function" | "function_expression" | "function" | "generator_function" | "class" => {
+            true
+        }
+        "parenthesized_expression" => node.named_child(0).is_some_and(is_function_literal),
+        _ => false,
     }
 }

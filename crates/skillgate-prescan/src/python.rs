@@ -1,7 +1,7 @@
 //! The Python semantic pass: imports and aliases, constant folding, NFKC identifiers,
 //! getattr and namespace escapes, the coding declaration.
 use crate::decode;
-use crate::facts::{Ctx, FILE_OPS, last_segment, walk};
+use crate::facts::{Ctx, FILE_OPS, binary_parts, last_segment, walk};
 use crate::value::{MAX_FOLD_DEPTH, Value};
 use std::borrow::Cow;
 use tree_sitter::Node;
@@ -447,7 +447,7 @@ fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
 
 /// Folds an expression to a [`Value`].
 pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
-    if depth > MAX_FOLD_DEPTH {
+    if depth > MAX_FOLD_DEPTH || !ctx.step() {
         return Value::Unknown;
     }
     let d = depth + 1;
@@ -477,7 +477,7 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
             }
             Value::string(out)
         }
-        "integer" => parse_int(ctx.text(node)).map_or(Value::Unknown, Value::Int),
+        "integer" => crate::value::parse_int(ctx.text(node)).map_or(Value::Unknown, Value::Int),
         "unary_operator" => match (
             ctx.text(node).starts_with('-'),
             node.child_by_field_name("argument")
@@ -522,20 +522,6 @@ fn lookup(ctx: &Ctx<'_>, id: &str) -> Value {
     Value::Unknown
 }
 
-fn parse_int(t: &str) -> Option<i64> {
-    let t = t.replace('_', "").to_ascii_lowercase();
-    let t = t.trim_end_matches('l');
-    if let Some(h) = t.strip_prefix("0x") {
-        i64::from_str_radix(h, 16).ok()
-    } else if let Some(o) = t.strip_prefix("0o") {
-        i64::from_str_radix(o, 8).ok()
-    } else if let Some(b) = t.strip_prefix("0b") {
-        i64::from_str_radix(b, 2).ok()
-    } else {
-        t.parse().ok()
-    }
-}
-
 fn fold_string(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
     let mut out = String::new();
     let mut raw = false;
@@ -570,29 +556,14 @@ fn fold_string(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
     Value::string(out)
 }
 
-fn to_text(v: &Value) -> Option<String> {
-    match v {
-        Value::Str(s) => Some(s.clone()),
-        Value::Int(i) => Some(i.to_string()),
-        _ => None,
-    }
-}
-
 fn binary(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
-    let (Some(l), Some(r), Some(op)) = (
-        node.child_by_field_name("left"),
-        node.child_by_field_name("right"),
-        node.child_by_field_name("operator"),
-    ) else {
+    let Some((l, op, r)) = binary_parts(node) else {
         return Value::Unknown;
     };
     let (a, b) = (fold(ctx, l, d), fold(ctx, r, d));
     match (ctx.text(op), a, b) {
+        (op, a @ Value::Int(_), b @ Value::Int(_)) => Value::int_op(op, &a, &b).unwrap_or_default(),
         ("+", Value::Str(x), Value::Str(y)) => Value::string(x + &y),
-        ("+", Value::Int(x), Value::Int(y)) => Value::Int(x.saturating_add(y)),
-        ("-", Value::Int(x), Value::Int(y)) => Value::Int(x.saturating_sub(y)),
-        ("*", Value::Int(x), Value::Int(y)) => Value::Int(x.saturating_mul(y)),
-        ("^", Value::Int(x), Value::Int(y)) => Value::Int(x ^ y),
         ("+", Value::List(mut x), Value::List(y)) => {
             x.extend(y);
             Value::List(x)
@@ -628,7 +599,7 @@ fn percent_format(f: &str, args: Value) -> Value {
         }
         match chars.next() {
             Some('%') => out.push('%'),
-            Some('s' | 'r' | 'd' | 'i') => match it.next().as_ref().and_then(to_text) {
+            Some('s' | 'r' | 'd' | 'i') => match it.next().as_ref().and_then(Value::text) {
                 Some(s) => out.push_str(&s),
                 None => return Value::Unknown,
             },
@@ -677,7 +648,7 @@ fn brace_format(f: &str, pos: &[Value], kw: &[(String, Value)]) -> Value {
                 } else {
                     kw.iter().find(|(k, _)| k == key).map(|(_, v)| v)
                 };
-                match v.and_then(to_text) {
+                match v.and_then(Value::text) {
                     Some(s) => out.push_str(&s),
                     None => return Value::Unknown,
                 }
@@ -724,9 +695,7 @@ fn subscript(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
                 Value::Str("~".into())
             } else if let Some(owner) = q.strip_suffix(".__dict__") {
                 name(format!("{owner}.{k}"))
-            } else if q == "sys.modules" {
-                name(k)
-            } else if q == "builtins" {
+            } else if q == "sys.modules" || q == "builtins" {
                 name(k)
             } else {
                 Value::Unknown
@@ -788,9 +757,7 @@ fn comprehension(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
     // Fold the body once per element with the loop variable bound; a scratch context
     // keeps the outer one untouched.
     let var = ident(ctx, var).into_owned();
-    let mut scratch = Ctx::new(ctx.src);
-    scratch.bindings = ctx.bindings.clone();
-    scratch.temps = ctx.temps.clone();
+    let mut scratch = ctx.scratch();
     let out = items
         .into_iter()
         .map(|item| {
@@ -805,7 +772,7 @@ fn comprehension(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
 
 fn str_list(v: &Value) -> Option<Vec<String>> {
     match v {
-        Value::List(items) => items.iter().map(to_text).collect(),
+        Value::List(items) => items.iter().map(Value::text).collect(),
         Value::Str(s) => Some(s.chars().map(String::from).collect()),
         _ => None,
     }
@@ -814,16 +781,7 @@ fn str_list(v: &Value) -> Option<Vec<String>> {
 fn bytes_of(v: &Value) -> Option<String> {
     match v {
         Value::Str(s) => Some(s.clone()),
-        Value::List(items) => {
-            let bytes: Option<Vec<u8>> = items
-                .iter()
-                .map(|i| match i {
-                    Value::Int(n) => u8::try_from(*n).ok(),
-                    _ => None,
-                })
-                .collect();
-            bytes.map(|b| String::from_utf8_lossy(&b).into_owned())
-        }
+        Value::List(items) => Value::bytes_to_string(items),
         _ => None,
     }
 }
@@ -986,7 +944,7 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
             (Value::Name(f), Some(items)) if f == "str" => Value::List(
                 items
                     .iter()
-                    .map(|v| to_text(v).map_or(Value::Unknown, Value::Str))
+                    .map(|v| v.text().map_or(Value::Unknown, Value::Str))
                     .collect(),
             ),
             _ => Value::Unknown,
@@ -1022,13 +980,7 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
         },
         "globals" | "locals" => Value::Scope,
         "os.path.join" | "posixpath.join" | "pathlib.Path" | "pathlib.PurePath"
-        | "pathlib.PosixPath" => {
-            let parts: Option<Vec<String>> = pos.iter().map(to_text).collect();
-            match parts {
-                Some(p) if !p.is_empty() => Value::string(p.join("/").replace("//", "/")),
-                _ => Value::Unknown,
-            }
-        }
+        | "pathlib.PosixPath" => Value::join_path(&pos),
         "os.path.expanduser" | "os.path.abspath" | "os.path.realpath" | "os.path.normpath" => {
             arg(0)
         }

@@ -349,3 +349,25 @@ fn benign_look_alikes_are_allowed() {
         assert_ne!(v, Verdict::Block, "{code} => {f:?}");
     }
 }
+
+#[test]
+fn folding_that_multiplies_without_bound_fails_closed() {
+    let list = (0..300)
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let code = format!("L = [{list}]\nx = [[[chr(a) for a in L] for b in L] for c in L]\n");
+    let r = scanner().scan(code.as_bytes(), Language::Python);
+    assert_eq!(r.verdict, Verdict::Block);
+    assert_eq!(r.findings[0].rule_id, engine_rules::TOO_COMPLEX);
+    let code = format!(
+        "const L = [{list}];\nconst x = L.map((a) => L.map((b) => L.map((c) => String.fromCharCode(c))));\n"
+    );
+    let r = scanner().scan(code.as_bytes(), Language::JavaScript);
+    assert_eq!(
+        r.findings[0].rule_id,
+        engine_rules::TOO_COMPLEX,
+        "{:?}",
+        r.findings
+    );
+}

@@ -80,6 +80,12 @@ pub(crate) fn run(cmd: RulesCommand) -> Result<ExitCode, UsageError> {
         }
         RulesCommand::Explain { id, rules } => {
             let rules = load_rules(rules.as_deref())?;
+            if rules.get(&id).is_none()
+                && let Some(text) = skillgate_prescan::engine_rules::describe(&id)
+            {
+                let _ = writeln!(out, "{id} (built into the scanner)\n\n{text}");
+                return Ok(ExitCode::SUCCESS);
+            }
             let r = rules.get(&id).ok_or_else(|| {
                 UsageError(format!("no rule `{id}` (see `skillgate rules list`)"))
             })?;

@@ -132,13 +132,19 @@ impl<'s> Ctx<'s> {
     }
 }
 
-/// Visits every node of a tree in preorder without recursion, calling `f` with the node
-/// and the name of the field it fills in its parent.
-pub(crate) fn walk<'t>(root: Node<'t>, mut f: impl FnMut(Node<'t>, Option<&'static str>)) {
+/// Visits every node of a tree in preorder without recursion, calling `f` with the node,
+/// the name of the field it fills in its parent, and its ancestors (root first).
+pub(crate) fn walk<'t>(
+    root: Node<'t>,
+    mut f: impl FnMut(Node<'t>, Option<&'static str>, &[Node<'t>]),
+) {
     let mut cursor = root.walk();
+    let mut ancestors: Vec<Node<'t>> = Vec::new();
     loop {
-        f(cursor.node(), cursor.field_name());
+        let node = cursor.node();
+        f(node, cursor.field_name(), &ancestors);
         if cursor.goto_first_child() {
+            ancestors.push(node);
             continue;
         }
         loop {
@@ -148,6 +154,7 @@ pub(crate) fn walk<'t>(root: Node<'t>, mut f: impl FnMut(Node<'t>, Option<&'stat
             if !cursor.goto_parent() {
                 return;
             }
+            ancestors.pop();
         }
     }
 }

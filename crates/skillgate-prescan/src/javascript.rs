@@ -57,7 +57,9 @@ const GLOBAL_OBJECTS: &[&str] = &["globalThis", "global", "window", "self"];
 
 /// Extracts the facts of a JavaScript program.
 pub(crate) fn extract(root: Node<'_>, ctx: &mut Ctx<'_>) {
-    walk(root, |node, field| visit(node, field, ctx));
+    walk(root, |node, field, ancestors| {
+        visit(node, field, ancestors, ctx)
+    });
 }
 
 fn ident(ctx: &Ctx<'_>, node: Node<'_>) -> String {
@@ -84,7 +86,8 @@ fn name(q: String) -> Value {
     Value::Name(canonical(q))
 }
 
-fn visit(node: Node<'_>, field: Option<&'static str>, ctx: &mut Ctx<'_>) {
+fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ctx: &mut Ctx<'_>) {
+    let parent = ancestors.last().copied();
     match node.kind() {
         "import_statement" => import_statement(node, ctx),
         "export_statement" => {
@@ -105,7 +108,7 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ctx: &mut Ctx<'_>) {
         }
         "assignment_expression" => assignment(node, ctx),
         "function_declaration" | "class_declaration" | "generator_function_declaration" => {
-            if node.parent().is_some_and(|p| p.kind() == "program")
+            if parent.is_some_and(|p| p.kind() == "program")
                 && let Some(n) = node.child_by_field_name("name")
             {
                 let key = ident(ctx, n);
@@ -136,7 +139,7 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ctx: &mut Ctx<'_>) {
                 }
                 ctx.emit(format!("attr:{prop}"), p);
             }
-            emit_ref(ctx, node);
+            emit_ref(ctx, node, parent);
         }
         "subscript_expression" => {
             if let (Some(o), Some(i)) = (
@@ -160,10 +163,10 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ctx: &mut Ctx<'_>) {
                     }
                 }
             }
-            emit_ref(ctx, node);
+            emit_ref(ctx, node, parent);
         }
-        "identifier" | "shorthand_property_identifier" if is_reference(node, field) => {
-            emit_ref(ctx, node)
+        "identifier" | "shorthand_property_identifier" if is_reference(parent, field) => {
+            emit_ref(ctx, node, parent)
         }
         _ => {}
     }
@@ -181,10 +184,10 @@ fn member_name(ctx: &Ctx<'_>, node: Node<'_>) -> Option<String> {
     }
 }
 
-fn emit_ref(ctx: &mut Ctx<'_>, node: Node<'_>) {
+fn emit_ref(ctx: &mut Ctx<'_>, node: Node<'_>, parent: Option<Node<'_>>) {
     if let Value::Name(q) = fold(ctx, node, 0) {
         if q == "process.env"
-            && !node.parent().is_some_and(|p| {
+            && !parent.is_some_and(|p| {
                 matches!(p.kind(), "member_expression" | "subscript_expression")
                     && p.child_by_field_name("object") == Some(node)
             })
@@ -238,14 +241,14 @@ fn is_loader(q: &str) -> bool {
     matches!(q, "require" | "process.getBuiltinModule")
 }
 
-fn is_reference(node: Node<'_>, field: Option<&'static str>) -> bool {
+fn is_reference(parent: Option<Node<'_>>, field: Option<&'static str>) -> bool {
     if matches!(
         field,
         Some("name" | "label" | "alias" | "key" | "parameter" | "left" | "property")
     ) {
         return false;
     }
-    !node.parent().is_some_and(|p| {
+    !parent.is_some_and(|p| {
         matches!(
             p.kind(),
             "formal_parameters"

@@ -55,7 +55,9 @@ const BUILTINS: &[&str] = &[
 /// Extracts the facts of a Python module.
 pub(crate) fn extract(root: Node<'_>, ctx: &mut Ctx<'_>) {
     coding_declaration(root, ctx);
-    walk(root, |node, field| visit(node, field, ctx));
+    walk(root, |node, field, ancestors| {
+        visit(node, field, ancestors, ctx)
+    });
 }
 
 /// A Python coding declaration other than UTF-8 is a fact: Python would decode the file
@@ -135,7 +137,8 @@ fn name(q: String) -> Value {
     Value::Name(canonical(q))
 }
 
-fn visit(node: Node<'_>, field: Option<&'static str>, ctx: &mut Ctx<'_>) {
+fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ctx: &mut Ctx<'_>) {
+    let parent = ancestors.last().copied();
     match node.kind() {
         "import_statement" => import_statement(node, ctx),
         "import_from_statement" => import_from(node, ctx),
@@ -150,10 +153,11 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ctx: &mut Ctx<'_>) {
             }
         }
         "function_definition" | "class_definition" => {
-            let top = node.parent().is_some_and(|p| {
+            let grand = ancestors.len().checked_sub(2).map(|i| ancestors[i]);
+            let top = parent.is_some_and(|p| {
                 p.kind() == "module"
                     || (p.kind() == "decorated_definition"
-                        && p.parent().is_some_and(|g| g.kind() == "module"))
+                        && grand.is_some_and(|g| g.kind() == "module"))
             });
             if let (true, Some(n)) = (top, node.child_by_field_name("name")) {
                 // A module-level definition shadows a builtin of the same name.
@@ -175,18 +179,18 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ctx: &mut Ctx<'_>) {
                 let attr = ident(ctx, a).into_owned();
                 ctx.emit(format!("attr:{attr}"), a);
             }
-            emit_ref(ctx, node);
+            emit_ref(ctx, node, parent);
         }
-        "subscript" => emit_ref(ctx, node),
-        "identifier" if is_reference(node, field) => emit_ref(ctx, node),
+        "subscript" => emit_ref(ctx, node, parent),
+        "identifier" if is_reference(parent, field) => emit_ref(ctx, node, parent),
         _ => {}
     }
 }
 
-fn emit_ref(ctx: &mut Ctx<'_>, node: Node<'_>) {
+fn emit_ref(ctx: &mut Ctx<'_>, node: Node<'_>, parent: Option<Node<'_>>) {
     if let Value::Name(q) = fold(ctx, node, 0) {
         if matches!(q.as_str(), "os.environ" | "os.environb" | "posix.environ")
-            && !single_key_use(ctx, node)
+            && !single_key_use(ctx, node, parent)
         {
             ctx.emit("env-dump", node);
         }
@@ -195,8 +199,8 @@ fn emit_ref(ctx: &mut Ctx<'_>, node: Node<'_>) {
 }
 
 /// Whether a mapping is used for one key (`m['K']`, `m.get('K')`) rather than whole.
-fn single_key_use(ctx: &Ctx<'_>, node: Node<'_>) -> bool {
-    let Some(p) = node.parent() else { return false };
+fn single_key_use(ctx: &Ctx<'_>, node: Node<'_>, parent: Option<Node<'_>>) -> bool {
+    let Some(p) = parent else { return false };
     match p.kind() {
         "subscript" => p.child_by_field_name("value") == Some(node),
         "attribute" => {
@@ -215,14 +219,14 @@ fn home_var(key: &str) -> bool {
 
 /// Whether an identifier is a use of a name (not a parameter, a keyword, an attribute
 /// name or an assignment target).
-fn is_reference(node: Node<'_>, field: Option<&'static str>) -> bool {
+fn is_reference(parent: Option<Node<'_>>, field: Option<&'static str>) -> bool {
     if matches!(
         field,
         Some("attribute" | "name" | "alias" | "left" | "parameters")
     ) {
         return false;
     }
-    !node.parent().is_some_and(|p| {
+    !parent.is_some_and(|p| {
         matches!(
             p.kind(),
             "dotted_name"

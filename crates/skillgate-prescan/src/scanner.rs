@@ -475,7 +475,7 @@ fn check_depth(root: Node<'_>, max: usize) -> Result<(), Box<Finding>> {
 
 fn first_error(root: Node<'_>) -> Node<'_> {
     let mut found = None;
-    walk(root, |n, _| {
+    walk(root, |n, _, _| {
         if found.is_none() && (n.is_error() || n.is_missing()) {
             found = Some(n);
         }

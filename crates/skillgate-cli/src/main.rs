@@ -30,11 +30,16 @@ enum Command {
     /// Scan code or output without running anything.
     #[command(subcommand)]
     Scan(ScanCommand),
+    /// Test, list and explain the pre-scan rules.
+    #[command(subcommand)]
+    Rules(cmd::rules::RulesCommand),
 }
 
 /// `skillgate scan ...`.
 #[derive(Debug, Subcommand)]
 enum ScanCommand {
+    /// Pre-scan Python or JavaScript code (files, directories, or `-` for stdin).
+    Code(cmd::scan_code::ScanCodeArgs),
     /// Scan text (a skill's output, a log, a file) for leaked secrets.
     Output(cmd::scan_output::ScanOutputArgs),
 }
@@ -57,6 +62,8 @@ fn main() -> ExitCode {
         Command::Policy(args) => cmd::policy::run(args),
         Command::Monitor(args) => cmd::monitor::run(args),
         Command::Scan(ScanCommand::Output(args)) => cmd::scan_output::run(args),
+        Command::Scan(ScanCommand::Code(args)) => cmd::scan_code::run(args),
+        Command::Rules(c) => cmd::rules::run(c),
     };
     match result {
         Ok(code) => code,

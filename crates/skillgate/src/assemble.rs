@@ -47,6 +47,9 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
     // The input schema gate is part of the skill's contract, not a security layer that
     // can be switched off.
     let mut builder = PipelineBuilder::new().layer_at(LayerName::Input, InputSchemaLayer::new());
+    if enabled(LayerName::Prescan) {
+        builder = builder.layer_at(LayerName::Prescan, prescan_layer(&config.prescan)?);
+    }
     if enabled(LayerName::Secrets) {
         let (layer, secret_notices) = secrets_layer(&config.secrets)?;
         builder = builder.layer_at(LayerName::Secrets, layer);
@@ -203,4 +206,28 @@ fn secrets_layer(
         SecretsLayer::new(SecretScanner::new(set), cfg.mode),
         notices,
     ))
+}
+
+/// The pre-scan layer `[prescan]` describes: the built-in packs or `rules_dir`.
+fn prescan_layer(
+    cfg: &crate::config::PrescanConfig,
+) -> Result<skillgate_prescan::PreScanLayer, AssembleError> {
+    use skillgate_prescan::{PreScanLayer, PreScanner, RuleSet, ScanOptions};
+    let rules = match &cfg.rules_dir {
+        Some(dir) => RuleSet::load_dir(dir),
+        None => RuleSet::embedded(),
+    }
+    .map_err(|e| AssembleError {
+        layer: LayerName::Prescan,
+        message: e.to_string(),
+    })?;
+    let options = ScanOptions {
+        threshold: cfg.severity_threshold,
+        unknown_module: cfg.unknown_module,
+        ..ScanOptions::default()
+    };
+    Ok(PreScanLayer::new(PreScanner::with_rules(
+        std::sync::Arc::new(rules),
+        options,
+    )))
 }

@@ -37,6 +37,32 @@ pub struct Config {
     pub monitor: skillgate_monitor::MonitorConfig,
     /// The output secret scan (layer 6).
     pub secrets: SecretsConfig,
+    /// The AST pre-scan (layer 2).
+    pub prescan: PrescanConfig,
+}
+
+/// `[prescan]`: the AST pre-scan of the skill's code.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PrescanConfig {
+    /// Findings at or above this severity block the run (`info` .. `critical`).
+    pub severity_threshold: skillgate_core::Severity,
+    /// What an import outside the allow-list yields: `warn` or `block`.
+    pub unknown_module: skillgate_prescan::UnknownModuleAction,
+    /// A rules directory (with `python/` and `javascript/` packs) replacing the built-in
+    /// packs.
+    pub rules_dir: Option<PathBuf>,
+}
+
+impl Default for PrescanConfig {
+    fn default() -> Self {
+        let options = skillgate_prescan::ScanOptions::default();
+        PrescanConfig {
+            severity_threshold: options.threshold,
+            unknown_module: options.unknown_module,
+            rules_dir: None,
+        }
+    }
 }
 
 /// `[secrets]`: how skill output is scanned for leaked credentials.
@@ -153,6 +179,10 @@ mod tests {
             Limits::default(),
             "the example documents the defaults"
         );
+        let defaults = PrescanConfig::default();
+        assert_eq!(cfg.prescan.severity_threshold, defaults.severity_threshold);
+        assert_eq!(cfg.prescan.unknown_module, defaults.unknown_module);
+        assert_eq!(cfg.prescan.rules_dir, None);
         assert_eq!(cfg.secrets.mode, skillgate_secrets::Mode::Redact);
         assert!(cfg.secrets.default_rules && cfg.secrets.rules.is_empty());
         assert_eq!(cfg.monitor, skillgate_monitor::MonitorConfig::default());
@@ -189,5 +219,9 @@ mod tests {
         assert!(err.contains("drop") && err.contains("redact"), "{err}");
         let err = from_str("[limitz]\n", "x.toml").unwrap_err().to_string();
         assert!(err.contains("limitz"), "{err}");
+        let err = from_str("[prescan]\nunknown_module = \"ignore\"\n", "x.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown_module"), "{err}");
     }
 }

@@ -1,6 +1,8 @@
 //! One module per subcommand.
 pub(crate) mod emit;
-pub(crate) mod policy;
 pub(crate) mod monitor;
+pub(crate) mod policy;
+pub(crate) mod rules;
 pub(crate) mod run;
+pub(crate) mod scan_code;
 pub(crate) mod scan_output;

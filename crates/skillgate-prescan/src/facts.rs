@@ -1,0 +1,212 @@
+//! Semantic facts: what the code does, named as `kind:value` strings that rules match.
+//!
+//! | fact | emitted for |
+//! |------|-------------|
+//! | `import:M` | a module imported statically or dynamically (`import:subprocess`, `import:child_process`) |
+//! | `ref:Q` | any use of a resolved qualified name (`ref:os.system`, `ref:eval`) |
+//! | `call:Q` | a call (or decorator, or `new`) whose callee resolves to `Q` |
+//! | `attr:N` | an attribute or member access named `N`, whatever the object (`attr:__subclasses__`) |
+//! | `assign:Q` | an assignment to a resolved attribute (`assign:builtins.open`) |
+//! | `path:P` | a constant path given to a file operation (`path:/proc/self/environ`) |
+//! | `dynamic-import` | `__import__`, `importlib.import_module`, `import()` |
+//! | `dynamic-import-unresolved` | a dynamic import or `require` whose module name cannot be folded |
+//! | `dynamic-getattr` | `getattr`/`setattr` with a computed attribute name on a resolved object |
+//! | `computed-member` | a JavaScript computed member with a key that cannot be folded, on a resolved object |
+//! | `call-member:N` | a call of a member named `N` on an unknown object (`call-member:constructor`) |
+//! | `string-timer` | `setTimeout`/`setInterval` given a string |
+//! | `coding:E` | a Python coding declaration naming a non-UTF-8 encoding `E` |
+use crate::value::Value;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use tree_sitter::Node;
+
+/// One semantic fact with the byte range of the code it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fact {
+    /// `kind:value`, or a bare kind.
+    pub name: String,
+    /// Start byte in the source.
+    pub start: usize,
+    /// End byte in the source.
+    pub end: usize,
+}
+
+/// Most facts one file may produce; past it the scan fails closed.
+pub(crate) const MAX_FACTS: usize = 200_000;
+
+/// Most folding steps one file may take (nested comprehensions over long constant lists
+/// multiply); past it the scan fails closed.
+pub(crate) const FOLD_BUDGET: u64 = 500_000;
+
+/// The state of one extraction pass.
+pub(crate) struct Ctx<'s> {
+    pub(crate) src: &'s [u8],
+    pub(crate) facts: Vec<Fact>,
+    /// Module-level bindings, flow-insensitive after their first assignment.
+    pub(crate) bindings: HashMap<String, Value>,
+    /// Temporary bindings of comprehension variables while folding.
+    pub(crate) temps: Vec<(String, Value)>,
+    /// Modules imported, with the byte range of the import, for the allow-list check.
+    pub(crate) imports: Vec<(String, usize, usize)>,
+    /// Set when the fact cap was reached.
+    pub(crate) overflow: bool,
+    /// Folding steps left, shared with scratch contexts.
+    pub(crate) budget: Rc<Cell<u64>>,
+}
+
+impl<'s> Ctx<'s> {
+    pub(crate) fn new(src: &'s [u8]) -> Self {
+        Ctx {
+            src,
+            facts: Vec::new(),
+            bindings: HashMap::new(),
+            temps: Vec::new(),
+            imports: Vec::new(),
+            overflow: false,
+            budget: Rc::new(Cell::new(FOLD_BUDGET)),
+        }
+    }
+
+    /// A context for folding with extra temporary bindings: same bindings, same budget.
+    pub(crate) fn scratch(&self) -> Ctx<'s> {
+        Ctx {
+            src: self.src,
+            facts: Vec::new(),
+            bindings: self.bindings.clone(),
+            temps: self.temps.clone(),
+            imports: Vec::new(),
+            overflow: false,
+            budget: self.budget.clone(),
+        }
+    }
+
+    /// Takes one folding step; false when the budget is spent.
+    pub(crate) fn step(&self) -> bool {
+        let left = self.budget.get();
+        if left == 0 {
+            return false;
+        }
+        self.budget.set(left - 1);
+        true
+    }
+
+    /// Whether the fact cap or the folding budget was passed.
+    pub(crate) fn exhausted(&self) -> bool {
+        self.overflow || self.budget.get() == 0
+    }
+
+    /// The source text of a node.
+    pub(crate) fn text(&self, node: Node<'_>) -> &'s str {
+        std::str::from_utf8(&self.src[node.byte_range()]).unwrap_or("")
+    }
+
+    /// Records a fact at a node.
+    pub(crate) fn emit(&mut self, name: impl Into<String>, node: Node<'_>) {
+        if self.facts.len() >= MAX_FACTS {
+            self.overflow = true;
+            return;
+        }
+        self.facts.push(Fact {
+            name: name.into(),
+            start: node.start_byte(),
+            end: node.end_byte(),
+        });
+    }
+
+    /// Records an import of `module` at a node.
+    pub(crate) fn import(&mut self, module: &str, node: Node<'_>) {
+        self.emit(format!("import:{module}"), node);
+        self.imports
+            .push((module.to_string(), node.start_byte(), node.end_byte()));
+    }
+
+    /// A comprehension variable or a binding.
+    pub(crate) fn lookup(&self, name: &str) -> Option<&Value> {
+        self.temps
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
+            .or_else(|| self.bindings.get(name))
+    }
+}
+
+/// Visits every node of a tree in preorder without recursion, calling `f` with the node,
+/// the name of the field it fills in its parent, and its ancestors (root first).
+pub(crate) fn walk<'t>(
+    root: Node<'t>,
+    mut f: impl FnMut(Node<'t>, Option<&'static str>, &[Node<'t>]),
+) {
+    let mut cursor = root.walk();
+    let mut ancestors: Vec<Node<'t>> = Vec::new();
+    loop {
+        let node = cursor.node();
+        f(node, cursor.field_name(), &ancestors);
+        if cursor.goto_first_child() {
+            ancestors.push(node);
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+            ancestors.pop();
+        }
+    }
+}
+
+/// The file operations whose first constant argument becomes a `path:` fact.
+pub(crate) const FILE_OPS: &[&str] = &[
+    "open",
+    "Path",
+    "PurePath",
+    "PosixPath",
+    "read_text",
+    "read_bytes",
+    "readFileSync",
+    "readFile",
+    "createReadStream",
+    "openSync",
+    "readdirSync",
+    "readdir",
+    "listdir",
+    "scandir",
+    "walk",
+    "glob",
+    "iglob",
+    "copy",
+    "copyfile",
+    "copyFileSync",
+    "copyFile",
+    "cp",
+    "cpSync",
+    "opendir",
+    "opendirSync",
+    "expanduser",
+    "loadtxt",
+    "read_csv",
+    "fromfile",
+    "watch",
+    "existsSync",
+    "statSync",
+    "stat",
+];
+
+/// The last dotted segment of a qualified name.
+pub(crate) fn last_segment(q: &str) -> &str {
+    q.rsplit('.').next().unwrap_or(q)
+}
+
+/// The left operand, operator and right operand of a binary expression (both grammars
+/// name the fields alike).
+pub(crate) fn binary_parts(node: Node<'_>) -> Option<(Node<'_>, Node<'_>, Node<'_>)> {
+    Some((
+        node.child_by_field_name("left")?,
+        node.child_by_field_name("operator")?,
+        node.child_by_field_name("right")?,
+    ))
+}

@@ -1,0 +1,885 @@
+//! The JavaScript semantic pass: `require`/`import` aliases and destructuring, constant
+//! folding (concatenation, templates, `String.fromCharCode`, `split/reverse/join`,
+//! `atob`, `Buffer.from(.., 'base64'|'hex')`), identifier escapes, computed members,
+//! indirect eval, `constructor.constructor`, `createRequire`, `module.constructor._load`.
+use crate::decode;
+use crate::facts::{Ctx, FILE_OPS, binary_parts, last_segment, walk};
+use crate::value::{MAX_FOLD_DEPTH, Value};
+use tree_sitter::Node;
+
+/// Global names that matter to rules or to the folder.
+const GLOBALS: &[&str] = &[
+    "eval",
+    "Function",
+    "require",
+    "module",
+    "exports",
+    "process",
+    "globalThis",
+    "global",
+    "window",
+    "self",
+    "fetch",
+    "setTimeout",
+    "setInterval",
+    "setImmediate",
+    "XMLHttpRequest",
+    "WebSocket",
+    "EventSource",
+    "Reflect",
+    "Proxy",
+    "WebAssembly",
+    "Buffer",
+    "atob",
+    "btoa",
+    "String",
+    "Object",
+    "Array",
+    "JSON",
+    "Math",
+    "navigator",
+    "importScripts",
+    "Deno",
+    "Bun",
+    "queueMicrotask",
+    "Worker",
+    "SharedArrayBuffer",
+    "Atomics",
+    "decodeURIComponent",
+    "decodeURI",
+    "unescape",
+    "AsyncFunction",
+    "GeneratorFunction",
+];
+
+/// Names of the global object.
+const GLOBAL_OBJECTS: &[&str] = &["globalThis", "global", "window", "self"];
+
+/// Extracts the facts of a JavaScript program.
+pub(crate) fn extract(root: Node<'_>, ctx: &mut Ctx<'_>) {
+    walk(root, |node, field, ancestors| {
+        visit(node, field, ancestors, ctx)
+    });
+}
+
+fn ident(ctx: &Ctx<'_>, node: Node<'_>) -> String {
+    decode::js_identifier(ctx.text(node))
+}
+
+/// The canonical form of a qualified name: `globalThis.eval` is `eval`,
+/// `module.require` and `process.mainModule.require` are `require`, `node:fs` is `fs`.
+fn canonical(q: String) -> String {
+    for prefix in ["globalThis.", "global.", "window.", "self.", "node:"] {
+        if let Some(rest) = q.strip_prefix(prefix) {
+            return canonical(rest.to_string());
+        }
+    }
+    match q.as_str() {
+        "module.require" | "process.mainModule.require" | "require.main.require" => {
+            "require".into()
+        }
+        _ => q,
+    }
+}
+
+fn name(q: String) -> Value {
+    Value::Name(canonical(q))
+}
+
+fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ctx: &mut Ctx<'_>) {
+    let parent = ancestors.last().copied();
+    match node.kind() {
+        "import_statement" => import_statement(node, ctx),
+        "export_statement" => {
+            if let Some(src) = node.child_by_field_name("source")
+                && let Value::Str(m) = fold(ctx, src, 0)
+            {
+                ctx.import(&module_name(&m), src);
+            }
+        }
+        "variable_declarator" => {
+            if let (Some(n), Some(v)) = (
+                node.child_by_field_name("name"),
+                node.child_by_field_name("value"),
+            ) {
+                let val = fold(ctx, v, 0);
+                bind_pattern(ctx, n, val);
+            }
+        }
+        "assignment_expression" => assignment(node, ctx),
+        "function_declaration" | "class_declaration" | "generator_function_declaration" => {
+            if parent.is_some_and(|p| p.kind() == "program")
+                && let Some(n) = node.child_by_field_name("name")
+            {
+                let key = ident(ctx, n);
+                ctx.bindings.insert(key, Value::Unknown);
+            }
+        }
+        "call_expression" => call(node, ctx),
+        "new_expression" => {
+            if let Some(c) = node.child_by_field_name("constructor") {
+                match fold(ctx, c, 0) {
+                    Value::Name(q) => ctx.emit(format!("call:{q}"), node),
+                    _ => {
+                        if let Some(m) = member_name(ctx, c) {
+                            ctx.emit(format!("call-member:{m}"), node);
+                        }
+                    }
+                }
+            }
+        }
+        "member_expression" => {
+            if let Some(p) = node.child_by_field_name("property") {
+                let prop = ident(ctx, p);
+                if prop == "constructor"
+                    && let Some(o) = node.child_by_field_name("object")
+                    && member_name(ctx, o).as_deref() == Some("constructor")
+                {
+                    ctx.emit("constructor-chain", node);
+                }
+                ctx.emit(format!("attr:{prop}"), p);
+            }
+            emit_ref(ctx, node, parent);
+        }
+        "subscript_expression" => {
+            if let (Some(o), Some(i)) = (
+                node.child_by_field_name("object"),
+                node.child_by_field_name("index"),
+            ) {
+                match fold(ctx, i, 0) {
+                    Value::Str(k) => {
+                        if k == "constructor"
+                            && member_name(ctx, o).as_deref() == Some("constructor")
+                        {
+                            ctx.emit("constructor-chain", node);
+                        }
+                        ctx.emit(format!("attr:{k}"), i);
+                    }
+                    Value::Int(_) => {}
+                    _ => {
+                        if let Value::Name(q) = fold(ctx, o, 0) {
+                            ctx.emit(format!("computed-member:{q}"), node);
+                        }
+                    }
+                }
+            }
+            emit_ref(ctx, node, parent);
+        }
+        "identifier" | "shorthand_property_identifier" if is_reference(parent, field) => {
+            emit_ref(ctx, node, parent)
+        }
+        _ => {}
+    }
+}
+
+/// The property name of a member or constant-subscript expression.
+fn member_name(ctx: &Ctx<'_>, node: Node<'_>) -> Option<String> {
+    match node.kind() {
+        "member_expression" => node.child_by_field_name("property").map(|p| ident(ctx, p)),
+        "subscript_expression" => node
+            .child_by_field_name("index")
+            .and_then(|i| fold(ctx, i, 0).as_str().map(str::to_string)),
+        "parenthesized_expression" => node.named_child(0).and_then(|c| member_name(ctx, c)),
+        _ => None,
+    }
+}
+
+fn emit_ref(ctx: &mut Ctx<'_>, node: Node<'_>, parent: Option<Node<'_>>) {
+    if let Value::Name(q) = fold(ctx, node, 0) {
+        if q == "process.env"
+            && !parent.is_some_and(|p| {
+                matches!(p.kind(), "member_expression" | "subscript_expression")
+                    && p.child_by_field_name("object") == Some(node)
+            })
+        {
+            ctx.emit("env-dump", node);
+        }
+        ctx.emit(format!("ref:{q}"), node);
+    }
+}
+
+/// The callee and arguments of a call, seeing through `f.call(this, ..)`,
+/// `f.apply(this, [..])` and `Reflect.apply(f, this, [..])`.
+fn effective_call(
+    ctx: &Ctx<'_>,
+    func: Node<'_>,
+    args: Vec<Value>,
+    d: usize,
+) -> (Value, Vec<Value>) {
+    let callee = fold(ctx, func, d);
+    if callee.as_name() == Some("Reflect.apply") {
+        let rest = match args.get(2) {
+            Some(Value::List(items)) => items.clone(),
+            _ => Vec::new(),
+        };
+        return (args.first().cloned().unwrap_or_default(), rest);
+    }
+    if func.kind() == "member_expression"
+        && let (Some(o), Some(p)) = (
+            func.child_by_field_name("object"),
+            func.child_by_field_name("property"),
+        )
+        && let Value::Name(q) = fold(ctx, o, d)
+    {
+        match ctx.text(p) {
+            "call" => return (Value::Name(q), args.into_iter().skip(1).collect()),
+            "apply" => {
+                let rest = match args.get(1) {
+                    Some(Value::List(items)) => items.clone(),
+                    _ => Vec::new(),
+                };
+                return (Value::Name(q), rest);
+            }
+            _ => {}
+        }
+    }
+    (callee, args)
+}
+
+/// Whether a name loads a module from its first argument.
+fn is_loader(q: &str) -> bool {
+    matches!(q, "require" | "process.getBuiltinModule")
+}
+
+fn is_reference(parent: Option<Node<'_>>, field: Option<&'static str>) -> bool {
+    if matches!(
+        field,
+        Some("name" | "label" | "alias" | "key" | "parameter" | "left" | "property")
+    ) {
+        return false;
+    }
+    !parent.is_some_and(|p| {
+        matches!(
+            p.kind(),
+            "formal_parameters"
+                | "import_specifier"
+                | "namespace_import"
+                | "import_clause"
+                | "export_specifier"
+                | "object_pattern"
+                | "array_pattern"
+                | "rest_pattern"
+                | "catch_clause"
+                | "labeled_statement"
+                | "break_statement"
+                | "continue_statement"
+        )
+    })
+}
+
+fn module_name(m: &str) -> String {
+    m.strip_prefix("node:").unwrap_or(m).to_string()
+}
+
+fn import_statement(node: Node<'_>, ctx: &mut Ctx<'_>) {
+    let Some(src) = node.child_by_field_name("source") else {
+        return;
+    };
+    let Value::Str(m) = fold(ctx, src, 0) else {
+        return;
+    };
+    let m = module_name(&m);
+    ctx.import(&m, src);
+    let mut c = node.walk();
+    let clauses: Vec<Node<'_>> = node
+        .named_children(&mut c)
+        .filter(|n| n.kind() == "import_clause")
+        .collect();
+    for clause in clauses {
+        let mut c = clause.walk();
+        let parts: Vec<Node<'_>> = clause.named_children(&mut c).collect();
+        for part in parts {
+            match part.kind() {
+                "identifier" => {
+                    let k = ident(ctx, part);
+                    ctx.bindings.insert(k, name(m.clone()));
+                }
+                "namespace_import" => {
+                    if let Some(id) = part.named_child(0) {
+                        let k = ident(ctx, id);
+                        ctx.bindings.insert(k, name(m.clone()));
+                    }
+                }
+                "named_imports" => {
+                    let mut c = part.walk();
+                    let specs: Vec<Node<'_>> = part
+                        .named_children(&mut c)
+                        .filter(|s| s.kind() == "import_specifier")
+                        .collect();
+                    for spec in specs {
+                        let Some(n) = spec.child_by_field_name("name") else {
+                            continue;
+                        };
+                        let member = match fold(ctx, n, 0) {
+                            Value::Str(s) => s,
+                            _ => ident(ctx, n),
+                        };
+                        let local = spec
+                            .child_by_field_name("alias")
+                            .map_or_else(|| member.clone(), |a| ident(ctx, a));
+                        let full = canonical(if member == "default" {
+                            m.clone()
+                        } else {
+                            format!("{m}.{member}")
+                        });
+                        ctx.emit(format!("ref:{full}"), spec);
+                        ctx.bindings.insert(local, Value::Name(full));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Binds an identifier or destructuring pattern to a value.
+fn bind_pattern(ctx: &mut Ctx<'_>, pattern: Node<'_>, v: Value) {
+    match pattern.kind() {
+        "identifier" if v != Value::Unknown => {
+            let k = ident(ctx, pattern);
+            ctx.bindings.insert(k, v);
+        }
+        "object_pattern" => {
+            let Value::Name(q) = v else { return };
+            let mut c = pattern.walk();
+            let props: Vec<Node<'_>> = pattern.named_children(&mut c).collect();
+            for p in props {
+                match p.kind() {
+                    "shorthand_property_identifier_pattern" => {
+                        let k = ident(ctx, p);
+                        let full = canonical(format!("{q}.{k}"));
+                        ctx.emit(format!("ref:{full}"), p);
+                        ctx.bindings.insert(k, Value::Name(full));
+                    }
+                    "object_assignment_pattern" => {
+                        if let Some(l) = p.child_by_field_name("left")
+                            && l.kind() == "shorthand_property_identifier_pattern"
+                        {
+                            let k = ident(ctx, l);
+                            let full = canonical(format!("{q}.{k}"));
+                            ctx.emit(format!("ref:{full}"), l);
+                            ctx.bindings.insert(k, Value::Name(full));
+                        }
+                    }
+                    "pair_pattern" => {
+                        let (Some(k), Some(val)) =
+                            (p.child_by_field_name("key"), p.child_by_field_name("value"))
+                        else {
+                            continue;
+                        };
+                        let key = match k.kind() {
+                            "property_identifier" => Some(ident(ctx, k)),
+                            "computed_property_name" => k
+                                .named_child(0)
+                                .and_then(|e| fold(ctx, e, 0).as_str().map(str::to_string)),
+                            _ => fold(ctx, k, 0).as_str().map(str::to_string),
+                        };
+                        if let Some(key) = key {
+                            let full = canonical(format!("{q}.{key}"));
+                            ctx.emit(format!("ref:{full}"), p);
+                            bind_pattern(ctx, val, Value::Name(full));
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn assignment(node: Node<'_>, ctx: &mut Ctx<'_>) {
+    let (Some(left), Some(right)) = (
+        node.child_by_field_name("left"),
+        node.child_by_field_name("right"),
+    ) else {
+        return;
+    };
+    match left.kind() {
+        "identifier" => {
+            let v = fold(ctx, right, 0);
+            bind_pattern(ctx, left, v);
+        }
+        "member_expression" | "subscript_expression" => {
+            if let Some(o) = left.child_by_field_name("object")
+                && o.kind() == "identifier"
+                && GLOBAL_OBJECTS.contains(&ident(ctx, o).as_str())
+                && ctx.lookup(&ident(ctx, o)).is_none()
+            {
+                let prop = member_name(ctx, left).unwrap_or_else(|| "?".into());
+                ctx.emit(format!("assign-global:{prop}"), left);
+            }
+            if let Value::Name(q) = fold(ctx, left, 0) {
+                ctx.emit(format!("assign:{q}"), left);
+            }
+        }
+        "parenthesized_expression" | "object_pattern" => {
+            let v = fold(ctx, right, 0);
+            bind_pattern(ctx, left, v);
+        }
+        _ => {}
+    }
+}
+
+fn arguments(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Vec<Value> {
+    let Some(args) = node.child_by_field_name("arguments") else {
+        return Vec::new();
+    };
+    if args.kind() == "template_string" {
+        return vec![fold(ctx, args, depth + 1)];
+    }
+    let mut out = Vec::new();
+    let mut c = args.walk();
+    for a in args.named_children(&mut c) {
+        match a.kind() {
+            "comment" => {}
+            "spread_element" => match a.named_child(0).map(|e| fold(ctx, e, depth + 1)) {
+                Some(Value::List(items)) => out.extend(items),
+                _ => out.push(Value::Unknown),
+            },
+            _ => out.push(fold(ctx, a, depth + 1)),
+        }
+    }
+    out
+}
+
+fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
+    let Some(func) = node.child_by_field_name("function") else {
+        return;
+    };
+    let args = arguments(ctx, node, 0);
+    let first_str = args.first().and_then(Value::as_str).map(str::to_string);
+    if func.kind() == "import" {
+        ctx.emit("dynamic-import", node);
+        match &first_str {
+            Some(m) => ctx.import(&module_name(m), node),
+            None => ctx.emit("dynamic-import-unresolved", node),
+        }
+        return;
+    }
+    let (callee, args) = effective_call(ctx, func, args, 0);
+    let first_str = args.first().and_then(Value::as_str).map(str::to_string);
+    match &callee {
+        Value::Name(q) => {
+            ctx.emit(format!("call:{q}"), node);
+            match q.as_str() {
+                q if is_loader(q) => match &first_str {
+                    Some(m) => ctx.import(&module_name(m), node),
+                    None => ctx.emit("dynamic-import-unresolved", node),
+                },
+                "setTimeout" | "setInterval" | "setImmediate" | "queueMicrotask"
+                    if matches!(args.first(), Some(Value::Str(_))) =>
+                {
+                    ctx.emit("string-timer", node)
+                }
+                _ => {}
+            }
+        }
+        _ => {
+            if let Some(m) = member_name(ctx, func) {
+                ctx.emit(format!("call-member:{m}"), node);
+            }
+        }
+    }
+    if let Value::Name(q) = fold(ctx, node, 0) {
+        ctx.emit(format!("ref:{q}"), node);
+    }
+    let op = match &callee {
+        Value::Name(q) => Some(last_segment(q).to_string()),
+        _ => member_name(ctx, func),
+    };
+    if let Some(op) = op
+        && FILE_OPS.contains(&op.as_str())
+        && let Some(p) = first_str
+    {
+        ctx.emit(format!("path:{p}"), node);
+    }
+}
+
+/// Folds an expression to a [`Value`].
+pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
+    if depth > MAX_FOLD_DEPTH || !ctx.step() {
+        return Value::Unknown;
+    }
+    let d = depth + 1;
+    match node.kind() {
+        "identifier" | "shorthand_property_identifier" => lookup(ctx, &ident(ctx, node)),
+        "member_expression" => {
+            let (Some(o), Some(p)) = (
+                node.child_by_field_name("object"),
+                node.child_by_field_name("property"),
+            ) else {
+                return Value::Unknown;
+            };
+            let prop = ident(ctx, p);
+            if prop == "constructor" && is_function_literal(o) {
+                return Value::Name("Function".into());
+            }
+            match fold(ctx, o, d) {
+                Value::Name(q)
+                    if q == "process.env" && matches!(prop.as_str(), "HOME" | "USERPROFILE") =>
+                {
+                    Value::Str("~".into())
+                }
+                Value::Name(q) => name(format!("{q}.{prop}")),
+                _ => Value::Unknown,
+            }
+        }
+        "subscript_expression" => {
+            let (Some(o), Some(i)) = (
+                node.child_by_field_name("object"),
+                node.child_by_field_name("index"),
+            ) else {
+                return Value::Unknown;
+            };
+            match (fold(ctx, o, d), fold(ctx, i, d)) {
+                (Value::Name(q), Value::Str(k)) => name(format!("{q}.{k}")),
+                (Value::List(items), Value::Int(i)) => usize::try_from(i)
+                    .ok()
+                    .and_then(|i| items.get(i).cloned())
+                    .unwrap_or_default(),
+                (Value::Str(s), Value::Int(i)) => usize::try_from(i)
+                    .ok()
+                    .and_then(|i| s.chars().nth(i))
+                    .map_or(Value::Unknown, |c| Value::Str(c.into())),
+                _ => Value::Unknown,
+            }
+        }
+        "string" => {
+            let t = ctx.text(node);
+            let body = t.get(1..t.len().saturating_sub(1)).unwrap_or_default();
+            Value::string(decode::unescape(body, false))
+        }
+        "template_string" => {
+            let mut out = String::new();
+            let mut c = node.walk();
+            for part in node.named_children(&mut c) {
+                match part.kind() {
+                    "template_substitution" => match part.named_child(0).map(|e| fold(ctx, e, d)) {
+                        Some(Value::Str(s)) => out.push_str(&s),
+                        Some(Value::Int(i)) => out.push_str(&i.to_string()),
+                        _ => return Value::Unknown,
+                    },
+                    _ => out.push_str(&decode::unescape(ctx.text(part), false)),
+                }
+            }
+            Value::string(out)
+        }
+        "number" => crate::value::parse_int(ctx.text(node)).map_or(Value::Unknown, Value::Int),
+        "unary_expression" => match (
+            ctx.text(node).starts_with('-'),
+            node.child_by_field_name("argument")
+                .map(|a| fold(ctx, a, d)),
+        ) {
+            (true, Some(Value::Int(i))) => Value::Int(i.saturating_neg()),
+            _ => Value::Unknown,
+        },
+        "parenthesized_expression" | "await_expression" => node
+            .named_child(0)
+            .map_or(Value::Unknown, |c| fold(ctx, c, d)),
+        "sequence_expression" => {
+            let n = node.named_child_count();
+            node.named_child(n.saturating_sub(1))
+                .map_or(Value::Unknown, |c| fold(ctx, c, d))
+        }
+        "array" => {
+            let mut c = node.walk();
+            let items: Vec<Value> = node
+                .named_children(&mut c)
+                .filter(|n| n.kind() != "comment")
+                .map(|n| fold(ctx, n, d))
+                .collect();
+            Value::List(items)
+        }
+        "binary_expression" => binary(ctx, node, d),
+        "call_expression" => fold_call(ctx, node, d),
+        _ => Value::Unknown,
+    }
+}
+
+fn lookup(ctx: &Ctx<'_>, id: &str) -> Value {
+    if let Some(v) = ctx.lookup(id) {
+        return v.clone();
+    }
+    if GLOBALS.contains(&id) {
+        return name(id.to_string());
+    }
+    Value::Unknown
+}
+
+fn binary(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
+    let Some((l, op, r)) = binary_parts(node) else {
+        return Value::Unknown;
+    };
+    let (a, b) = (fold(ctx, l, d), fold(ctx, r, d));
+    if let Some(v) = Value::int_op(ctx.text(op), &a, &b) {
+        return v;
+    }
+    match (ctx.text(op), a.text(), b.text()) {
+        ("+", Some(x), Some(y)) => Value::string(x + &y),
+        _ => Value::Unknown,
+    }
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            let h = std::str::from_utf8(&b[i + 1..i + 3]).ok()?;
+            out.push(u8::from_str_radix(h, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    Some(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Applies a one-parameter arrow function or a known function to each item.
+fn map_items(ctx: &Ctx<'_>, f: Node<'_>, items: Vec<Value>, d: usize) -> Value {
+    if items.len() > 4096 {
+        return Value::Unknown;
+    }
+    if let Value::Name(q) = fold(ctx, f, d) {
+        return match q.as_str() {
+            "String.fromCharCode" | "String.fromCodePoint" => from_char_codes(&items),
+            "String" => Value::List(
+                items
+                    .iter()
+                    .map(|v| v.text().map_or(Value::Unknown, Value::Str))
+                    .collect(),
+            ),
+            _ => Value::Unknown,
+        };
+    }
+    if f.kind() != "arrow_function" {
+        return Value::Unknown;
+    }
+    let param = f.child_by_field_name("parameter").or_else(|| {
+        f.child_by_field_name("parameters")
+            .filter(|p| p.named_child_count() == 1)
+            .and_then(|p| p.named_child(0))
+    });
+    let (Some(param), Some(body)) = (param, f.child_by_field_name("body")) else {
+        return Value::Unknown;
+    };
+    if param.kind() != "identifier" {
+        return Value::Unknown;
+    }
+    let var = ident(ctx, param);
+    let mut scratch = ctx.scratch();
+    Value::List(
+        items
+            .into_iter()
+            .map(|item| {
+                scratch.temps.push((var.clone(), item));
+                let v = fold(&scratch, body, d);
+                scratch.temps.pop();
+                v
+            })
+            .collect(),
+    )
+}
+
+fn from_char_codes(items: &[Value]) -> Value {
+    let mut out = String::new();
+    for v in items {
+        match v {
+            Value::Int(n) => match decode::chr(*n) {
+                Some(c) => out.push(c),
+                None => return Value::Unknown,
+            },
+            _ => return Value::Unknown,
+        }
+    }
+    Value::string(out)
+}
+
+fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
+    let Some(func) = node.child_by_field_name("function") else {
+        return Value::Unknown;
+    };
+    let args = arguments(ctx, node, d);
+    let arg = |i: usize| args.get(i).cloned().unwrap_or_default();
+    if func.kind() == "import" {
+        return match arg(0) {
+            Value::Str(m) => Value::Name(module_name(&m)),
+            _ => Value::Unknown,
+        };
+    }
+    if func.kind() == "member_expression"
+        && let (Some(o), Some(p)) = (
+            func.child_by_field_name("object"),
+            func.child_by_field_name("property"),
+        )
+    {
+        let method = ident(ctx, p);
+        match fold(ctx, o, d) {
+            Value::Str(s) => {
+                return match method.as_str() {
+                    "split" => match arg(0) {
+                        Value::Str(sep) if sep.is_empty() => {
+                            Value::List(s.chars().map(|c| Value::Str(c.into())).collect())
+                        }
+                        Value::Str(sep) => Value::List(
+                            s.split(sep.as_str())
+                                .map(|x| Value::Str(x.into()))
+                                .collect(),
+                        ),
+                        _ => Value::Unknown,
+                    },
+                    "replace" | "replaceAll" => match (arg(0), arg(1)) {
+                        (Value::Str(a), Value::Str(b)) if !a.is_empty() => {
+                            if method == "replace" {
+                                Value::string(s.replacen(&a, &b, 1))
+                            } else {
+                                Value::string(s.replace(&a, &b))
+                            }
+                        }
+                        _ => Value::Unknown,
+                    },
+                    "concat" => {
+                        let rest: Option<Vec<String>> = args.iter().map(Value::text).collect();
+                        rest.map_or(Value::Unknown, |r| Value::string(s.clone() + &r.concat()))
+                    }
+                    "toLowerCase" => Value::Str(s.to_lowercase()),
+                    "toUpperCase" => Value::Str(s.to_uppercase()),
+                    "trim" => Value::Str(s.trim().into()),
+                    "toString" | "valueOf" | "normalize" => Value::Str(s),
+                    "slice" | "substring" => {
+                        let a = match arg(0) {
+                            Value::Int(i) => Some(i),
+                            _ => None,
+                        };
+                        let b = match arg(1) {
+                            Value::Int(i) => Some(i),
+                            _ => None,
+                        };
+                        decode::slice(&s, a, b, None).map_or(Value::Unknown, Value::Str)
+                    }
+                    "charAt" | "at" => match arg(0) {
+                        Value::Int(i) => decode::slice(
+                            &s,
+                            Some(i),
+                            Some(if i == -1 { i64::MAX } else { i + 1 }),
+                            None,
+                        )
+                        .map_or(Value::Unknown, Value::Str),
+                        _ => Value::Unknown,
+                    },
+                    "repeat" => match arg(0) {
+                        Value::Int(n)
+                            if n >= 0
+                                && s.len().saturating_mul(n as usize)
+                                    <= crate::value::MAX_FOLDED_LEN =>
+                        {
+                            Value::Str(s.repeat(n as usize))
+                        }
+                        _ => Value::Unknown,
+                    },
+                    _ => Value::Unknown,
+                };
+            }
+            Value::List(mut items) => {
+                return match method.as_str() {
+                    "reverse" => {
+                        items.reverse();
+                        Value::List(items)
+                    }
+                    "join" => {
+                        let sep = match arg(0) {
+                            Value::Str(s) => s,
+                            Value::Unknown if args.is_empty() => ",".into(),
+                            _ => return Value::Unknown,
+                        };
+                        let parts: Option<Vec<String>> = items.iter().map(Value::text).collect();
+                        parts.map_or(Value::Unknown, |p| Value::string(p.join(&sep)))
+                    }
+                    "concat" => {
+                        for a in args {
+                            match a {
+                                Value::List(more) => items.extend(more),
+                                v => items.push(v),
+                            }
+                        }
+                        Value::List(items)
+                    }
+                    "map" => {
+                        let Some(f) = node
+                            .child_by_field_name("arguments")
+                            .and_then(|a| a.named_child(0))
+                        else {
+                            return Value::Unknown;
+                        };
+                        map_items(ctx, f, items, d)
+                    }
+                    _ => Value::Unknown,
+                };
+            }
+            _ => {}
+        }
+    }
+    let (callee, args) = effective_call(ctx, func, args, d);
+    let arg = |i: usize| args.get(i).cloned().unwrap_or_default();
+    let Value::Name(q) = callee else {
+        return Value::Unknown;
+    };
+    match q.as_str() {
+        q if is_loader(q) => match arg(0) {
+            Value::Str(m) => Value::Name(module_name(&m)),
+            _ => Value::Unknown,
+        },
+        "os.homedir" => Value::Str("~".into()),
+        "path.join" | "path.resolve" | "path.posix.join" | "path.posix.resolve" => {
+            Value::join_path(&args)
+        }
+        "module.createRequire" | "module.Module.createRequire" | "createRequire" => {
+            Value::Name("require".into())
+        }
+        "String.fromCharCode" | "String.fromCodePoint" => from_char_codes(&args),
+        "String" => match arg(0) {
+            v @ Value::Str(_) => v,
+            Value::Int(i) => Value::Str(i.to_string()),
+            _ => Value::Unknown,
+        },
+        "atob" => arg(0)
+            .as_str()
+            .and_then(decode::base64)
+            .map_or(Value::Unknown, Value::string),
+        "Buffer.from" => match (arg(0), arg(1)) {
+            (Value::Str(s), Value::Str(enc)) => match enc.to_ascii_lowercase().as_str() {
+                "base64" | "base64url" => decode::base64(&s).map_or(Value::Unknown, Value::string),
+                "hex" => decode::hex(&s).map_or(Value::Unknown, Value::string),
+                _ => Value::Str(s),
+            },
+            (Value::Str(s), Value::Unknown) => Value::Str(s),
+            (Value::List(items), _) => {
+                Value::bytes_to_string(&items).map_or(Value::Unknown, Value::string)
+            }
+            _ => Value::Unknown,
+        },
+        "decodeURIComponent" | "decodeURI" | "unescape" => arg(0)
+            .as_str()
+            .and_then(percent_decode)
+            .map_or(Value::Unknown, Value::string),
+        "Reflect.get" => match (arg(0), arg(1)) {
+            (Value::Name(o), Value::Str(k)) => name(format!("{o}.{k}")),
+            _ => Value::Unknown,
+        },
+        _ => Value::Unknown,
+    }
+}
+
+/// A function or class literal, possibly in parentheses: its `constructor` is `Function`.
+fn is_function_literal(node: Node<'_>) -> bool {
+    match node.kind() {
+        "arrow_function" | "function_expression" | "function" | "generator_function" | "class" => {
+            true
+        }
+        "parenthesized_expression" => node.named_child(0).is_some_and(is_function_literal),
+        _ => false,
+    }
+}

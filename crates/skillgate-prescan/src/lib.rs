@@ -1,0 +1,42 @@
+//! Layer 2 of skillgate: the AST pre-scan of Python and JavaScript skills.
+//!
+//! The code is parsed with tree-sitter (bounded in size, nesting depth and time), a
+//! semantic pass turns it into [facts](facts) (`import:subprocess`, `call:os.system`,
+//! `ref:eval`, `path:/proc/self/environ`, ...) while seeing through aliases, constant
+//! string folding (concatenation, f-strings and templates, `%`/`.format`, `join`,
+//! slicing, `chr`/`String.fromCharCode`, base64/hex/rot13 decoded in place), NFKC
+//! identifiers and JavaScript identifier escapes; then the [rule packs](rules) (data, with
+//! their own examples) match facts and tree-sitter queries. The [`Verdict`] is `block`
+//! when a finding reaches the threshold, `warn` for lower findings, `allow` otherwise.
+//! Code that cannot be scanned is blocked.
+//!
+//! ```
+//! use skillgate_prescan::{PreScanner, Verdict};
+//! use skillgate_core::Language;
+//! let scanner = PreScanner::new().unwrap();
+//! let code = b"m = __import__('o' + 's')\ngetattr(m, 'sys' 'tem')('id')  # nosec\n";
+//! let report = scanner.scan(code, Language::Python);
+//! assert_eq!(report.verdict, Verdict::Block);
+//! ```
+//!
+//! It is a filter in front of the sandbox, not a replacement for it.
+
+mod decode;
+pub mod facts;
+pub mod fuzz;
+mod javascript;
+mod layer;
+mod python;
+pub mod rules;
+pub mod ruletest;
+pub mod sarif;
+mod scanner;
+mod value;
+
+pub use decode::glob_match;
+pub use facts::Fact;
+pub use layer::{PreScanLayer, PreScanService};
+pub use rules::{Rule, RuleError, RuleSet};
+pub use scanner::{
+    PreScanner, ScanLimits, ScanOptions, ScanReport, UnknownModuleAction, Verdict, engine_rules,
+};

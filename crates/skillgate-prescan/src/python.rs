@@ -1,0 +1,1001 @@
+//! The Python semantic pass: imports and aliases, constant folding, NFKC identifiers,
+//! getattr and namespace escapes, the coding declaration.
+use crate::decode;
+use crate::facts::{Ctx, FILE_OPS, binary_parts, last_segment, walk};
+use crate::value::{MAX_FOLD_DEPTH, Value};
+use std::borrow::Cow;
+use tree_sitter::Node;
+use unicode_normalization::UnicodeNormalization;
+
+/// Names Python resolves without an import (the ones that matter to rules, plus the
+/// helpers the folder understands).
+const BUILTINS: &[&str] = &[
+    "eval",
+    "exec",
+    "compile",
+    "__import__",
+    "getattr",
+    "setattr",
+    "delattr",
+    "hasattr",
+    "vars",
+    "globals",
+    "locals",
+    "open",
+    "input",
+    "breakpoint",
+    "help",
+    "memoryview",
+    "__builtins__",
+    "__loader__",
+    "__spec__",
+    "chr",
+    "ord",
+    "str",
+    "bytes",
+    "bytearray",
+    "map",
+    "list",
+    "tuple",
+    "reversed",
+    "type",
+    "object",
+    "dir",
+    "id",
+    "super",
+    "classmethod",
+    "staticmethod",
+    "property",
+    "print",
+    "exit",
+    "quit",
+    "__build_class__",
+];
+
+/// Extracts the facts of a Python module.
+pub(crate) fn extract(root: Node<'_>, ctx: &mut Ctx<'_>) {
+    coding_declaration(root, ctx);
+    walk(root, |node, field, ancestors| {
+        visit(node, field, ancestors, ctx)
+    });
+}
+
+/// A Python coding declaration other than UTF-8 is a fact: Python would decode the file
+/// differently from the scanner (`utf-7` hides code in "comments").
+fn coding_declaration(root: Node<'_>, ctx: &mut Ctx<'_>) {
+    let text = String::from_utf8_lossy(ctx.src);
+    for line in text.lines().take(2) {
+        let line = line.trim_start_matches('\u{feff}').trim_start();
+        if !line.starts_with('#') {
+            continue;
+        }
+        let Some(pos) = line.find("coding") else {
+            continue;
+        };
+        let rest = &line[pos + "coding".len()..];
+        if !(rest.starts_with(':') || rest.starts_with('=')) {
+            continue;
+        }
+        let enc: String = rest[1..]
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            .collect::<String>()
+            .to_ascii_lowercase()
+            .replace('_', "-");
+        if !matches!(enc.as_str(), "utf-8" | "utf8") {
+            let enc = if enc.is_empty() { "?".into() } else { enc };
+            ctx.emit(format!("coding:{enc}"), root);
+        }
+        return;
+    }
+}
+
+/// An identifier as Python sees it: NFKC-normalised.
+fn ident<'a>(ctx: &Ctx<'a>, node: Node<'_>) -> Cow<'a, str> {
+    let raw = ctx.text(node);
+    if raw.is_ascii() {
+        Cow::Borrowed(raw)
+    } else {
+        Cow::Owned(raw.nfkc().collect())
+    }
+}
+
+/// A dotted name (`os.path`) with each part normalised.
+fn dotted(ctx: &Ctx<'_>, node: Node<'_>) -> String {
+    let mut parts = Vec::new();
+    let mut c = node.walk();
+    for child in node.named_children(&mut c) {
+        parts.push(ident(ctx, child).into_owned());
+    }
+    if parts.is_empty() {
+        ident(ctx, node).into_owned()
+    } else {
+        parts.join(".")
+    }
+}
+
+/// The canonical form of a qualified name: `builtins.eval` is `eval`.
+fn canonical(q: String) -> String {
+    for prefix in ["builtins.", "__builtins__."] {
+        if let Some(rest) = q.strip_prefix(prefix)
+            && !rest.starts_with("__dict__")
+        {
+            return canonical(rest.to_string());
+        }
+    }
+    if q == "__builtins__" {
+        return "builtins".into();
+    }
+    if let Some(rest) = q.strip_prefix("__builtins__.") {
+        return format!("builtins.{rest}");
+    }
+    q
+}
+
+fn name(q: String) -> Value {
+    Value::Name(canonical(q))
+}
+
+fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ctx: &mut Ctx<'_>) {
+    let parent = ancestors.last().copied();
+    match node.kind() {
+        "import_statement" => import_statement(node, ctx),
+        "import_from_statement" => import_from(node, ctx),
+        "assignment" | "augmented_assignment" => assignment(node, ctx),
+        "named_expression" => {
+            if let (Some(n), Some(v)) = (
+                node.child_by_field_name("name"),
+                node.child_by_field_name("value"),
+            ) {
+                let val = fold(ctx, v, 0);
+                bind(ctx, n, val);
+            }
+        }
+        "function_definition" | "class_definition" => {
+            let grand = ancestors.len().checked_sub(2).map(|i| ancestors[i]);
+            let top = parent.is_some_and(|p| {
+                p.kind() == "module"
+                    || (p.kind() == "decorated_definition"
+                        && grand.is_some_and(|g| g.kind() == "module"))
+            });
+            if let (true, Some(n)) = (top, node.child_by_field_name("name")) {
+                // A module-level definition shadows a builtin of the same name.
+                let key = ident(ctx, n).into_owned();
+                ctx.bindings.insert(key, Value::Unknown);
+            }
+        }
+        "call" => call(node, ctx),
+        "decorator" => {
+            if let Some(expr) = node.named_child(0)
+                && expr.kind() != "call"
+                && let Value::Name(q) = fold(ctx, expr, 0)
+            {
+                ctx.emit(format!("call:{q}"), node);
+            }
+        }
+        "attribute" => {
+            if let Some(a) = node.child_by_field_name("attribute") {
+                let attr = ident(ctx, a).into_owned();
+                ctx.emit(format!("attr:{attr}"), a);
+            }
+            emit_ref(ctx, node, parent);
+        }
+        "subscript" => emit_ref(ctx, node, parent),
+        "identifier" if is_reference(parent, field) => emit_ref(ctx, node, parent),
+        _ => {}
+    }
+}
+
+fn emit_ref(ctx: &mut Ctx<'_>, node: Node<'_>, parent: Option<Node<'_>>) {
+    if let Value::Name(q) = fold(ctx, node, 0) {
+        if matches!(q.as_str(), "os.environ" | "os.environb" | "posix.environ")
+            && !single_key_use(ctx, node, parent)
+        {
+            ctx.emit("env-dump", node);
+        }
+        ctx.emit(format!("ref:{q}"), node);
+    }
+}
+
+/// Whether a mapping is used for one key (`m['K']`, `m.get('K')`) rather than whole.
+fn single_key_use(ctx: &Ctx<'_>, node: Node<'_>, parent: Option<Node<'_>>) -> bool {
+    let Some(p) = parent else { return false };
+    match p.kind() {
+        "subscript" => p.child_by_field_name("value") == Some(node),
+        "attribute" => {
+            p.child_by_field_name("object") == Some(node)
+                && p.child_by_field_name("attribute")
+                    .is_some_and(|a| ctx.text(a) == "get")
+        }
+        _ => false,
+    }
+}
+
+/// The environment variables that name the home directory fold to `~`.
+fn home_var(key: &str) -> bool {
+    matches!(key, "HOME" | "USERPROFILE")
+}
+
+/// Whether an identifier is a use of a name (not a parameter, a keyword, an attribute
+/// name or an assignment target).
+fn is_reference(parent: Option<Node<'_>>, field: Option<&'static str>) -> bool {
+    if matches!(
+        field,
+        Some("attribute" | "name" | "alias" | "left" | "parameters")
+    ) {
+        return false;
+    }
+    !parent.is_some_and(|p| {
+        matches!(
+            p.kind(),
+            "dotted_name"
+                | "parameters"
+                | "lambda_parameters"
+                | "global_statement"
+                | "nonlocal_statement"
+                | "pattern_list"
+                | "tuple_pattern"
+                | "list_splat_pattern"
+                | "dictionary_splat_pattern"
+                | "typed_parameter"
+                | "default_parameter"
+                | "typed_default_parameter"
+                | "as_pattern_target"
+                | "keyword_pattern"
+        )
+    })
+}
+
+fn import_statement(node: Node<'_>, ctx: &mut Ctx<'_>) {
+    let mut c = node.walk();
+    let names: Vec<Node<'_>> = node.children_by_field_name("name", &mut c).collect();
+    for n in names {
+        let (module, alias) = match n.kind() {
+            "aliased_import" => {
+                let Some(m) = n.child_by_field_name("name") else {
+                    continue;
+                };
+                let alias = n
+                    .child_by_field_name("alias")
+                    .map(|a| ident(ctx, a).into_owned());
+                (dotted(ctx, m), alias)
+            }
+            _ => (dotted(ctx, n), None),
+        };
+        ctx.import(&module, n);
+        match alias {
+            Some(a) => {
+                ctx.bindings.insert(a, name(module));
+            }
+            None => {
+                let first = module.split('.').next().unwrap_or(&module).to_string();
+                ctx.bindings.insert(first.clone(), name(first));
+            }
+        }
+    }
+}
+
+fn import_from(node: Node<'_>, ctx: &mut Ctx<'_>) {
+    let Some(m) = node.child_by_field_name("module_name") else {
+        return;
+    };
+    if m.kind() == "relative_import" {
+        ctx.emit("import-relative", m);
+        return;
+    }
+    let module = dotted(ctx, m);
+    ctx.emit(format!("import:{module}"), m);
+    let mut c = node.walk();
+    let mut any = false;
+    for child in node.named_children(&mut c) {
+        if child.kind() == "wildcard_import" {
+            ctx.import(&module, child);
+            ctx.emit(format!("import-star:{module}"), child);
+            ctx.bindings
+                .entry(format!("*{}", module))
+                .or_insert(Value::Name(module.clone()));
+            any = true;
+        }
+    }
+    let mut c = node.walk();
+    let names: Vec<Node<'_>> = node.children_by_field_name("name", &mut c).collect();
+    for n in names {
+        let (member, alias) = match n.kind() {
+            "aliased_import" => {
+                let Some(x) = n.child_by_field_name("name") else {
+                    continue;
+                };
+                let alias = n
+                    .child_by_field_name("alias")
+                    .map(|a| ident(ctx, a).into_owned());
+                (dotted(ctx, x), alias)
+            }
+            _ => (dotted(ctx, n), None),
+        };
+        let full = format!("{module}.{member}");
+        ctx.import(&full, n);
+        ctx.emit(format!("ref:{}", canonical(full.clone())), n);
+        ctx.bindings.insert(alias.unwrap_or(member), name(full));
+        any = true;
+    }
+    if !any {
+        ctx.import(&module, m);
+    }
+}
+
+fn assignment(node: Node<'_>, ctx: &mut Ctx<'_>) {
+    let (Some(left), Some(right)) = (
+        node.child_by_field_name("left"),
+        node.child_by_field_name("right"),
+    ) else {
+        return;
+    };
+    match left.kind() {
+        "attribute" | "subscript" => {
+            if let Value::Name(q) = fold(ctx, left, 0) {
+                ctx.emit(format!("assign:{q}"), left);
+            }
+        }
+        "identifier" if node.kind() == "assignment" => {
+            let v = fold(ctx, right, 0);
+            bind(ctx, left, v);
+        }
+        "pattern_list" | "tuple_pattern" => {
+            if let Value::List(items) = fold(ctx, right, 0) {
+                let mut c = left.walk();
+                let targets: Vec<Node<'_>> = left.named_children(&mut c).collect();
+                for (t, v) in targets.into_iter().zip(items) {
+                    if t.kind() == "identifier" {
+                        bind(ctx, t, v);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Records a binding when its value is known; an unknown value never hides a name the
+/// scanner resolved before (fail closed).
+fn bind(ctx: &mut Ctx<'_>, target: Node<'_>, v: Value) {
+    if target.kind() != "identifier" || v == Value::Unknown {
+        return;
+    }
+    let key = ident(ctx, target).into_owned();
+    ctx.bindings.insert(key, v);
+}
+
+/// Positional and keyword arguments of a call, folded.
+fn args(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> (Vec<Value>, Vec<(String, Value)>) {
+    let mut pos = Vec::new();
+    let mut kw = Vec::new();
+    let Some(list) = node.child_by_field_name("arguments") else {
+        return (pos, kw);
+    };
+    if list.kind() == "generator_expression" {
+        pos.push(fold(ctx, list, depth + 1));
+        return (pos, kw);
+    }
+    let mut c = list.walk();
+    for a in list.named_children(&mut c) {
+        match a.kind() {
+            "keyword_argument" => {
+                if let (Some(n), Some(v)) = (
+                    a.child_by_field_name("name"),
+                    a.child_by_field_name("value"),
+                ) {
+                    kw.push((ident(ctx, n).into_owned(), fold(ctx, v, depth + 1)));
+                }
+            }
+            "comment" => {}
+            _ => pos.push(fold(ctx, a, depth + 1)),
+        }
+    }
+    (pos, kw)
+}
+
+fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
+    let Some(func) = node.child_by_field_name("function") else {
+        return;
+    };
+    let callee = fold(ctx, func, 0);
+    let (pos, _) = args(ctx, node, 0);
+    let first_str = pos.first().and_then(Value::as_str).map(str::to_string);
+    if let Value::Name(q) = &callee {
+        ctx.emit(format!("call:{q}"), node);
+        match q.as_str() {
+            "__import__" | "importlib.import_module" | "importlib.__import__" => {
+                ctx.emit("dynamic-import", node);
+                match &first_str {
+                    Some(m) => ctx.import(m, node),
+                    None => ctx.emit("dynamic-import-unresolved", node),
+                }
+            }
+            "getattr" | "setattr" | "delattr" | "hasattr" => {
+                let target = pos.first().and_then(Value::as_name).map(str::to_string);
+                match (target, pos.get(1).and_then(Value::as_str)) {
+                    (Some(t), None) => ctx.emit(format!("dynamic-getattr:{t}"), node),
+                    (Some(t), Some(a)) if q == "setattr" || q == "delattr" => {
+                        let target = canonical(format!("{t}.{a}"));
+                        ctx.emit(format!("assign:{target}"), node)
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Value::Name(q) = fold(ctx, node, 0) {
+        ctx.emit(format!("ref:{q}"), node);
+    }
+    // File operations with a constant path.
+    let op: Option<String> = match &callee {
+        Value::Name(q) => Some(last_segment(q).to_string()),
+        _ if func.kind() == "attribute" => func
+            .child_by_field_name("attribute")
+            .map(|a| ident(ctx, a).into_owned()),
+        _ => None,
+    };
+    if let Some(op) = op
+        && FILE_OPS.contains(&op.as_str())
+    {
+        let receiver = func
+            .child_by_field_name("object")
+            .and_then(|o| fold(ctx, o, 0).as_str().map(str::to_string));
+        if let Some(p) = receiver.or(first_str) {
+            ctx.emit(format!("path:{p}"), node);
+        }
+    }
+}
+
+/// Folds an expression to a [`Value`].
+pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
+    if depth > MAX_FOLD_DEPTH || !ctx.step() {
+        return Value::Unknown;
+    }
+    let d = depth + 1;
+    match node.kind() {
+        "identifier" => lookup(ctx, &ident(ctx, node)),
+        "attribute" => {
+            let (Some(o), Some(a)) = (
+                node.child_by_field_name("object"),
+                node.child_by_field_name("attribute"),
+            ) else {
+                return Value::Unknown;
+            };
+            match fold(ctx, o, d) {
+                Value::Name(q) => name(format!("{q}.{}", ident(ctx, a))),
+                _ => Value::Unknown,
+            }
+        }
+        "string" => fold_string(ctx, node, d),
+        "concatenated_string" => {
+            let mut out = String::new();
+            let mut c = node.walk();
+            for s in node.named_children(&mut c) {
+                match fold(ctx, s, d) {
+                    Value::Str(x) => out.push_str(&x),
+                    _ => return Value::Unknown,
+                }
+            }
+            Value::string(out)
+        }
+        "integer" => crate::value::parse_int(ctx.text(node)).map_or(Value::Unknown, Value::Int),
+        "unary_operator" => match (
+            ctx.text(node).starts_with('-'),
+            node.child_by_field_name("argument")
+                .map(|a| fold(ctx, a, d)),
+        ) {
+            (true, Some(Value::Int(i))) => Value::Int(i.saturating_neg()),
+            (false, Some(v @ Value::Int(_))) => v,
+            _ => Value::Unknown,
+        },
+        "parenthesized_expression" | "expression_statement" => node
+            .named_child(0)
+            .map_or(Value::Unknown, |c| fold(ctx, c, d)),
+        "list" | "tuple" | "expression_list" | "set" => {
+            let mut c = node.walk();
+            let items: Vec<Value> = node
+                .named_children(&mut c)
+                .filter(|n| n.kind() != "comment")
+                .map(|n| fold(ctx, n, d))
+                .collect();
+            Value::List(items)
+        }
+        "binary_operator" => binary(ctx, node, d),
+        "subscript" => subscript(ctx, node, d),
+        "call" => fold_call(ctx, node, d),
+        "generator_expression" | "list_comprehension" => comprehension(ctx, node, d),
+        "conditional_expression" => Value::Unknown,
+        _ => Value::Unknown,
+    }
+}
+
+fn lookup(ctx: &Ctx<'_>, id: &str) -> Value {
+    if let Some(v) = ctx.lookup(id) {
+        return v.clone();
+    }
+    if BUILTINS.contains(&id) {
+        return name(id.to_string());
+    }
+    // `from M import *` makes any free name possibly M's.
+    if let Some((k, _)) = ctx.bindings.iter().find(|(k, _)| k.starts_with('*')) {
+        return name(format!("{}.{id}", &k[1..]));
+    }
+    Value::Unknown
+}
+
+fn fold_string(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
+    let mut out = String::new();
+    let mut raw = false;
+    let mut c = node.walk();
+    for part in node.children(&mut c) {
+        match part.kind() {
+            "string_start" => {
+                let p = ctx.text(part).to_ascii_lowercase();
+                raw = p.contains('r');
+            }
+            "string_end" => {}
+            "interpolation" => {
+                let Some(e) = part.child_by_field_name("expression") else {
+                    return Value::Unknown;
+                };
+                match fold(ctx, e, d) {
+                    Value::Str(s) => out.push_str(&s),
+                    Value::Int(i) => out.push_str(&i.to_string()),
+                    _ => return Value::Unknown,
+                }
+            }
+            _ => {
+                let t = ctx.text(part);
+                if raw {
+                    out.push_str(t);
+                } else {
+                    out.push_str(&decode::unescape(t, true));
+                }
+            }
+        }
+    }
+    Value::string(out)
+}
+
+fn binary(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
+    let Some((l, op, r)) = binary_parts(node) else {
+        return Value::Unknown;
+    };
+    let (a, b) = (fold(ctx, l, d), fold(ctx, r, d));
+    match (ctx.text(op), a, b) {
+        (op, a @ Value::Int(_), b @ Value::Int(_)) => Value::int_op(op, &a, &b).unwrap_or_default(),
+        ("+", Value::Str(x), Value::Str(y)) => Value::string(x + &y),
+        ("+", Value::List(mut x), Value::List(y)) => {
+            x.extend(y);
+            Value::List(x)
+        }
+        ("*", Value::Str(s), Value::Int(n)) | ("*", Value::Int(n), Value::Str(s)) => {
+            match usize::try_from(n) {
+                Ok(n) if s.len().saturating_mul(n) <= crate::value::MAX_FOLDED_LEN => {
+                    Value::Str(s.repeat(n))
+                }
+                _ => Value::Unknown,
+            }
+        }
+        ("/", Value::Str(x), Value::Str(y)) => {
+            Value::string(format!("{}/{}", x.trim_end_matches('/'), y))
+        }
+        ("%", Value::Str(f), args) => percent_format(&f, args),
+        _ => Value::Unknown,
+    }
+}
+
+fn percent_format(f: &str, args: Value) -> Value {
+    let args = match args {
+        Value::List(v) => v,
+        v => vec![v],
+    };
+    let mut it = args.into_iter();
+    let mut out = String::new();
+    let mut chars = f.chars();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('%') => out.push('%'),
+            Some('s' | 'r' | 'd' | 'i') => match it.next().as_ref().and_then(Value::text) {
+                Some(s) => out.push_str(&s),
+                None => return Value::Unknown,
+            },
+            Some('c') => match it.next() {
+                Some(Value::Int(n)) => match decode::chr(n) {
+                    Some(ch) => out.push(ch),
+                    None => return Value::Unknown,
+                },
+                Some(Value::Str(s)) => out.push_str(&s),
+                _ => return Value::Unknown,
+            },
+            _ => return Value::Unknown,
+        }
+    }
+    Value::string(out)
+}
+
+fn brace_format(f: &str, pos: &[Value], kw: &[(String, Value)]) -> Value {
+    let mut out = String::new();
+    let mut next = 0usize;
+    let mut chars = f.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.peek() == Some(&'{') => {
+                chars.next();
+                out.push('{');
+            }
+            '}' if chars.peek() == Some(&'}') => {
+                chars.next();
+                out.push('}');
+            }
+            '{' => {
+                let mut field = String::new();
+                for c in chars.by_ref() {
+                    if c == '}' {
+                        break;
+                    }
+                    field.push(c);
+                }
+                let key = field.split([':', '!']).next().unwrap_or("");
+                let v = if key.is_empty() {
+                    next += 1;
+                    pos.get(next - 1)
+                } else if let Ok(i) = key.parse::<usize>() {
+                    pos.get(i)
+                } else {
+                    kw.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+                };
+                match v.and_then(Value::text) {
+                    Some(s) => out.push_str(&s),
+                    None => return Value::Unknown,
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    Value::string(out)
+}
+
+fn subscript(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
+    let (Some(v), Some(s)) = (
+        node.child_by_field_name("value"),
+        node.child_by_field_name("subscript"),
+    ) else {
+        return Value::Unknown;
+    };
+    let base = fold(ctx, v, d);
+    if s.kind() == "slice" {
+        let Value::Str(text) = base else {
+            return Value::Unknown;
+        };
+        // The parts of `a:b:c` are told apart by the colons before them.
+        let mut parts: [Option<i64>; 3] = [None, None, None];
+        let mut idx = 0;
+        let mut c = s.walk();
+        for child in s.children(&mut c) {
+            if child.kind() == ":" {
+                idx += 1;
+            } else if child.is_named() && idx < 3 {
+                match fold(ctx, child, d) {
+                    Value::Int(i) => parts[idx] = Some(i),
+                    _ => return Value::Unknown,
+                }
+            }
+        }
+        return decode::slice(&text, parts[0], parts[1], parts[2])
+            .map_or(Value::Unknown, Value::string);
+    }
+    let key = fold(ctx, s, d);
+    match (base, key) {
+        (Value::Name(q), Value::Str(k)) => {
+            if q == "os.environ" && home_var(&k) {
+                Value::Str("~".into())
+            } else if let Some(owner) = q.strip_suffix(".__dict__") {
+                name(format!("{owner}.{k}"))
+            } else if q == "sys.modules" || q == "builtins" {
+                name(k)
+            } else {
+                Value::Unknown
+            }
+        }
+        (Value::Scope, Value::Str(k)) => lookup(ctx, &k.nfkc().collect::<String>()),
+        (Value::List(items), Value::Int(i)) => {
+            let len = items.len() as i64;
+            let i = if i < 0 { i + len } else { i };
+            usize::try_from(i)
+                .ok()
+                .and_then(|i| items.get(i).cloned())
+                .unwrap_or_default()
+        }
+        (Value::Str(s), Value::Int(i)) => decode::slice(
+            &s,
+            Some(i),
+            Some(if i == -1 { i64::MAX } else { i + 1 }),
+            None,
+        )
+        .map_or(Value::Unknown, Value::Str),
+        _ => Value::Unknown,
+    }
+}
+
+fn comprehension(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
+    let Some(body) = node.child_by_field_name("body") else {
+        return Value::Unknown;
+    };
+    let mut c = node.walk();
+    let clauses: Vec<Node<'_>> = node
+        .named_children(&mut c)
+        .filter(|n| n.kind() != "comment")
+        .skip(1)
+        .collect();
+    let [clause] = clauses.as_slice() else {
+        return Value::Unknown;
+    };
+    if clause.kind() != "for_in_clause" {
+        return Value::Unknown;
+    }
+    let (Some(var), Some(src)) = (
+        clause.child_by_field_name("left"),
+        clause.child_by_field_name("right"),
+    ) else {
+        return Value::Unknown;
+    };
+    if var.kind() != "identifier" {
+        return Value::Unknown;
+    }
+    let items = match fold(ctx, src, d) {
+        Value::List(v) => v,
+        Value::Str(s) => s.chars().map(|c| Value::Str(c.to_string())).collect(),
+        _ => return Value::Unknown,
+    };
+    if items.len() > 4096 {
+        return Value::Unknown;
+    }
+    // Fold the body once per element with the loop variable bound; a scratch context
+    // keeps the outer one untouched.
+    let var = ident(ctx, var).into_owned();
+    let mut scratch = ctx.scratch();
+    let out = items
+        .into_iter()
+        .map(|item| {
+            scratch.temps.push((var.clone(), item));
+            let v = fold(&scratch, body, d);
+            scratch.temps.pop();
+            v
+        })
+        .collect();
+    Value::List(out)
+}
+
+fn str_list(v: &Value) -> Option<Vec<String>> {
+    match v {
+        Value::List(items) => items.iter().map(Value::text).collect(),
+        Value::Str(s) => Some(s.chars().map(String::from).collect()),
+        _ => None,
+    }
+}
+
+fn bytes_of(v: &Value) -> Option<String> {
+    match v {
+        Value::Str(s) => Some(s.clone()),
+        Value::List(items) => Value::bytes_to_string(items),
+        _ => None,
+    }
+}
+
+fn codec(s: &str, enc: Option<&str>) -> Value {
+    let enc = enc
+        .unwrap_or("utf-8")
+        .to_ascii_lowercase()
+        .replace(['_', '-'], "");
+    let out = match enc.as_str() {
+        "rot13" => Some(decode::rot13(s)),
+        "hex" | "hexcodec" => decode::hex(s),
+        "base64" | "base64codec" => decode::base64(s),
+        "utf8" | "ascii" | "latin1" | "" => Some(s.to_string()),
+        _ => None,
+    };
+    out.map_or(Value::Unknown, Value::string)
+}
+
+fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
+    let Some(func) = node.child_by_field_name("function") else {
+        return Value::Unknown;
+    };
+    let (pos, kw) = args(ctx, node, d);
+    let arg = |i: usize| pos.get(i).cloned().unwrap_or_default();
+    // Methods of constant strings.
+    if func.kind() == "attribute"
+        && let (Some(o), Some(m)) = (
+            func.child_by_field_name("object"),
+            func.child_by_field_name("attribute"),
+        )
+    {
+        let method = ident(ctx, m);
+        let recv = fold(ctx, o, d);
+        if let Value::Str(s) = &recv {
+            return match method.as_ref() {
+                "join" => str_list(&arg(0)).map_or(Value::Unknown, |p| Value::string(p.join(s))),
+                "replace" => match (arg(0), arg(1)) {
+                    (Value::Str(a), Value::Str(b)) if !a.is_empty() => {
+                        Value::string(s.replace(&a, &b))
+                    }
+                    _ => Value::Unknown,
+                },
+                "lower" | "casefold" => Value::Str(s.to_lowercase()),
+                "upper" => Value::Str(s.to_uppercase()),
+                "strip" | "lstrip" | "rstrip" if pos.is_empty() => {
+                    Value::Str(match method.as_ref() {
+                        "strip" => s.trim().into(),
+                        "lstrip" => s.trim_start().into(),
+                        _ => s.trim_end().into(),
+                    })
+                }
+                "format" => brace_format(s, &pos, &kw),
+                "decode" | "encode" => codec(s, arg(0).as_str()),
+                "split" => match arg(0) {
+                    Value::Str(sep) if !sep.is_empty() => Value::List(
+                        s.split(sep.as_str())
+                            .map(|x| Value::Str(x.into()))
+                            .collect(),
+                    ),
+                    Value::Unknown if pos.is_empty() => {
+                        Value::List(s.split_whitespace().map(|x| Value::Str(x.into())).collect())
+                    }
+                    _ => Value::Unknown,
+                },
+                "joinpath" => match arg(0) {
+                    Value::Str(x) => Value::string(format!("{}/{}", s.trim_end_matches('/'), x)),
+                    _ => Value::Unknown,
+                },
+                "expanduser" | "resolve" | "absolute" => Value::Str(s.clone()),
+                _ => Value::Unknown,
+            };
+        }
+        if method == "__getattribute__"
+            && let (Value::Name(q), Value::Str(a)) = (&recv, arg(0))
+        {
+            return name(format!("{q}.{a}"));
+        }
+        if method == "get"
+            && let (Value::Name(q), Value::Str(k)) = (&recv, arg(0))
+        {
+            if q == "sys.modules" {
+                return name(k);
+            }
+            if q == "os.environ" && home_var(&k) {
+                return Value::Str("~".into());
+            }
+            if let Some(owner) = q.strip_suffix(".__dict__") {
+                return name(format!("{owner}.{k}"));
+            }
+        }
+        if method == "get"
+            && let (Value::Scope, Value::Str(k)) = (&recv, arg(0))
+        {
+            return lookup(ctx, &k);
+        }
+    }
+    // `operator.attrgetter('name')(obj)`
+    if func.kind() == "call"
+        && let Some(inner) = func.child_by_field_name("function")
+        && fold(ctx, inner, d).as_name() == Some("operator.attrgetter")
+        && let (Some(Value::Str(a)), Value::Name(o)) = (args(ctx, func, d).0.first(), arg(0))
+    {
+        return name(format!("{o}.{a}"));
+    }
+    let Value::Name(q) = fold(ctx, func, d) else {
+        return Value::Unknown;
+    };
+    match q.as_str() {
+        "pathlib.Path.home" | "pathlib.PosixPath.home" => Value::Str("~".into()),
+        "os.getenv" => match arg(0) {
+            Value::Str(k) if home_var(&k) => Value::Str("~".into()),
+            _ => Value::Unknown,
+        },
+        "str" => match arg(0) {
+            v @ Value::Str(_) => v,
+            Value::Int(i) => Value::Str(i.to_string()),
+            _ => Value::Unknown,
+        },
+        "chr" => match arg(0) {
+            Value::Int(n) => decode::chr(n).map_or(Value::Unknown, |c| Value::Str(c.into())),
+            _ => Value::Unknown,
+        },
+        "bytes" | "bytearray" => bytes_of(&arg(0)).map_or(Value::Unknown, Value::string),
+        "bytes.fromhex" | "bytearray.fromhex" | "binascii.unhexlify" | "binascii.a2b_hex"
+        | "base64.b16decode" => arg(0)
+            .as_str()
+            .and_then(decode::hex)
+            .map_or(Value::Unknown, Value::string),
+        "base64.b64decode"
+        | "base64.standard_b64decode"
+        | "base64.urlsafe_b64decode"
+        | "base64.decodebytes"
+        | "base64.decodestring"
+        | "binascii.a2b_base64" => arg(0)
+            .as_str()
+            .and_then(decode::base64)
+            .map_or(Value::Unknown, Value::string),
+        "codecs.decode" | "codecs.encode" => match arg(0) {
+            Value::Str(s) => codec(
+                &s,
+                arg(1).as_str().or(kw
+                    .iter()
+                    .find(|(k, _)| k == "encoding")
+                    .and_then(|(_, v)| v.as_str())),
+            ),
+            _ => Value::Unknown,
+        },
+        "map" => match (arg(0), str_list_or_ints(&arg(1))) {
+            (Value::Name(f), Some(items)) if f == "chr" => {
+                let chars: Option<Vec<Value>> = items
+                    .into_iter()
+                    .map(|v| match v {
+                        Value::Int(n) => decode::chr(n).map(|c| Value::Str(c.into())),
+                        _ => None,
+                    })
+                    .collect();
+                chars.map_or(Value::Unknown, Value::List)
+            }
+            (Value::Name(f), Some(items)) if f == "str" => Value::List(
+                items
+                    .iter()
+                    .map(|v| v.text().map_or(Value::Unknown, Value::Str))
+                    .collect(),
+            ),
+            _ => Value::Unknown,
+        },
+        "list" | "tuple" => match arg(0) {
+            v @ Value::List(_) => v,
+            Value::Str(s) => Value::List(s.chars().map(|c| Value::Str(c.into())).collect()),
+            _ => Value::Unknown,
+        },
+        "reversed" => match arg(0) {
+            Value::List(mut v) => {
+                v.reverse();
+                Value::List(v)
+            }
+            Value::Str(s) => Value::List(s.chars().rev().map(|c| Value::Str(c.into())).collect()),
+            _ => Value::Unknown,
+        },
+        "__import__" | "importlib.import_module" | "importlib.__import__" => match arg(0) {
+            Value::Str(m) => name(m),
+            _ => Value::Unknown,
+        },
+        "getattr" => match (arg(0), arg(1)) {
+            (Value::Name(o), Value::Str(a)) => {
+                name(format!("{o}.{}", a.nfkc().collect::<String>()))
+            }
+            (Value::Scope, Value::Str(a)) => lookup(ctx, &a),
+            _ => Value::Unknown,
+        },
+        "vars" => match arg(0) {
+            Value::Name(o) => Value::Name(format!("{o}.__dict__")),
+            Value::Unknown if pos.is_empty() => Value::Scope,
+            _ => Value::Unknown,
+        },
+        "globals" | "locals" => Value::Scope,
+        "os.path.join" | "posixpath.join" | "pathlib.Path" | "pathlib.PurePath"
+        | "pathlib.PosixPath" => Value::join_path(&pos),
+        "os.path.expanduser" | "os.path.abspath" | "os.path.realpath" | "os.path.normpath" => {
+            arg(0)
+        }
+        "operator.attrgetter" => Value::Unknown,
+        _ => Value::Unknown,
+    }
+}
+
+fn str_list_or_ints(v: &Value) -> Option<Vec<Value>> {
+    match v {
+        Value::List(items) => Some(items.clone()),
+        _ => None,
+    }
+}

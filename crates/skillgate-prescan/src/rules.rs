@@ -1,0 +1,388 @@
+//! Rule packs: data files of rules, each with its matcher and its own examples.
+//!
+//! A pack is a TOML file under `python/` or `javascript/` of a rules directory. It holds
+//! any number of `[[rule]]` tables and at most one `[modules]` table (the allow-list):
+//!
+//! ```toml
+//! [modules]
+//! allowed = ["json", "re", "pandas"]   # a name also allows its submodules
+//!
+//! [[rule]]
+//! id = "py.process.subprocess"          # unique across the packs of a language
+//! severity = "critical"                 # info | low | medium | high | critical
+//! message = "subprocess starts other programs"
+//! what = "Imports of subprocess and any use of its functions."
+//! why = "A skill must not start other programs: they escape the pre-scan."
+//! example = "import subprocess\nsubprocess.run(['id'])"
+//! facts = ["import:subprocess", "ref:subprocess.*"]   # semantic facts (globs, `*` = any run)
+//! queries = []                          # tree-sitter queries; `@hit` marks the location
+//! must_match = ["import subprocess"]
+//! must_not_match = ["text = 'subprocess'"]
+//! ```
+//!
+//! The facts a matcher can name are listed in [`crate::facts`].
+use crate::decode::glob_match;
+use serde::Deserialize;
+use skillgate_core::{Language, Severity};
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use tree_sitter::Query;
+
+include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
+
+/// A rule pack that cannot be used. Every variant names the file and, where it applies,
+/// the rule.
+#[derive(Debug, thiserror::Error)]
+pub enum RuleError {
+    /// A file or directory could not be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The path.
+        path: PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file is not valid TOML or has unknown or missing keys.
+    #[error("invalid rule file {file}: {message}")]
+    Parse {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A rule is wrong.
+    #[error("rule `{rule}` in {file}: {message}")]
+    Rule {
+        /// The file.
+        file: String,
+        /// The rule id.
+        rule: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A directory holds no rules for a language.
+    #[error("no rule packs for {language} in {}", dir.display())]
+    Empty {
+        /// The directory.
+        dir: PathBuf,
+        /// The language.
+        language: Language,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PackFile {
+    #[serde(default)]
+    rule: Vec<RuleDef>,
+    #[serde(default)]
+    modules: Option<ModulesDef>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ModulesDef {
+    allowed: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleDef {
+    id: String,
+    severity: Severity,
+    message: String,
+    what: String,
+    why: String,
+    example: String,
+    #[serde(default)]
+    facts: Vec<String>,
+    #[serde(default)]
+    queries: Vec<String>,
+    must_match: Vec<String>,
+    #[serde(default)]
+    must_not_match: Vec<String>,
+}
+
+/// One rule of a pack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rule {
+    /// Unique id (`py.process.subprocess`).
+    pub id: String,
+    /// The language it applies to.
+    pub language: Language,
+    /// How serious a match is.
+    pub severity: Severity,
+    /// The finding's message.
+    pub message: String,
+    /// What it detects.
+    pub what: String,
+    /// Why that is dangerous.
+    pub why: String,
+    /// An example of code it blocks.
+    pub example: String,
+    /// Fact globs (any one matches).
+    pub facts: Vec<String>,
+    /// Tree-sitter queries (any one matches).
+    pub queries: Vec<String>,
+    /// Code the rule must match.
+    pub must_match: Vec<String>,
+    /// Code the rule must not match.
+    pub must_not_match: Vec<String>,
+    /// The pack file it came from.
+    pub file: String,
+}
+
+/// The rules of one language, compiled for matching.
+#[derive(Debug)]
+pub(crate) struct Compiled {
+    /// Rule indices (into [`RuleSet::rules`]) of this language.
+    pub(crate) rules: Vec<usize>,
+    /// Exact fact name to rules.
+    pub(crate) exact: HashMap<String, Vec<usize>>,
+    /// Glob patterns: (literal prefix, pattern, rule).
+    pub(crate) globs: Vec<(String, String, usize)>,
+    /// All queries of the language in one, and the rule of each pattern.
+    pub(crate) query: Option<Query>,
+    pub(crate) pattern_rule: Vec<usize>,
+    /// Allowed modules.
+    pub(crate) allowed: HashSet<String>,
+}
+
+/// A loaded, validated set of rule packs for both languages.
+///
+/// ```
+/// let rules = skillgate_prescan::RuleSet::embedded().unwrap();
+/// assert!(rules.get("py.process.subprocess").is_some());
+/// ```
+#[derive(Debug)]
+pub struct RuleSet {
+    rules: Vec<Rule>,
+    python: Compiled,
+    javascript: Compiled,
+}
+
+pub(crate) fn ts_language(lang: Language) -> tree_sitter::Language {
+    match lang {
+        Language::Python => tree_sitter_python::LANGUAGE.into(),
+        Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+    }
+}
+
+fn lang_dir(lang: Language) -> &'static str {
+    match lang {
+        Language::Python => "python",
+        Language::JavaScript => "javascript",
+    }
+}
+
+impl RuleSet {
+    /// The default packs built into the crate (from `rules/prescan/`).
+    pub fn embedded() -> Result<RuleSet, RuleError> {
+        let files = EMBEDDED
+            .iter()
+            .map(|(dir, name, text)| {
+                let lang = if *dir == "python" {
+                    Language::Python
+                } else {
+                    Language::JavaScript
+                };
+                (
+                    lang,
+                    format!("rules/prescan/{dir}/{name}"),
+                    (*text).to_string(),
+                )
+            })
+            .collect();
+        RuleSet::from_sources(files)
+    }
+
+    /// Loads the packs of a directory laid out like `rules/prescan/`: `python/*.toml`
+    /// and `javascript/*.toml`. Both languages must have rules.
+    pub fn load_dir(dir: &Path) -> Result<RuleSet, RuleError> {
+        let mut files = Vec::new();
+        for lang in [Language::Python, Language::JavaScript] {
+            let sub = dir.join(lang_dir(lang));
+            let read = std::fs::read_dir(&sub).map_err(|source| RuleError::Read {
+                path: sub.clone(),
+                source,
+            })?;
+            let mut paths: Vec<PathBuf> = read
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .collect();
+            paths.sort();
+            if paths.is_empty() {
+                return Err(RuleError::Empty {
+                    dir: sub,
+                    language: lang,
+                });
+            }
+            for p in paths {
+                let text = std::fs::read_to_string(&p).map_err(|source| RuleError::Read {
+                    path: p.clone(),
+                    source,
+                })?;
+                files.push((lang, p.display().to_string(), text));
+            }
+        }
+        RuleSet::from_sources(files)
+    }
+
+    /// Builds a rule set from `(language, file name, TOML text)` triples.
+    pub fn from_sources(files: Vec<(Language, String, String)>) -> Result<RuleSet, RuleError> {
+        let mut rules = Vec::new();
+        let mut allowed: [HashSet<String>; 2] = Default::default();
+        for (lang, file, text) in files {
+            let pack: PackFile = toml::from_str(&text).map_err(|e| RuleError::Parse {
+                file: file.clone(),
+                message: e.to_string().trim_end().to_string(),
+            })?;
+            if let Some(m) = pack.modules {
+                allowed[lang as usize].extend(m.allowed);
+            }
+            for d in pack.rule {
+                rules.push(Rule {
+                    id: d.id,
+                    language: lang,
+                    severity: d.severity,
+                    message: d.message,
+                    what: d.what,
+                    why: d.why,
+                    example: d.example,
+                    facts: d.facts,
+                    queries: d.queries,
+                    must_match: d.must_match,
+                    must_not_match: d.must_not_match,
+                    file: file.clone(),
+                });
+            }
+        }
+        let mut seen = HashSet::new();
+        for r in &rules {
+            let err = |message: String| RuleError::Rule {
+                file: r.file.clone(),
+                rule: r.id.clone(),
+                message,
+            };
+            if r.id.is_empty() || r.id.contains(char::is_whitespace) {
+                return Err(err("the id must be non-empty without spaces".into()));
+            }
+            if !seen.insert(r.id.clone()) {
+                return Err(err("duplicate id".into()));
+            }
+            if r.facts.is_empty() && r.queries.is_empty() {
+                return Err(err("needs `facts` or `queries`".into()));
+            }
+            if r.must_match.is_empty() {
+                return Err(err("needs at least one `must_match` example".into()));
+            }
+            if let Some(f) = r
+                .facts
+                .iter()
+                .find(|f| f.is_empty() || f.contains(char::is_whitespace))
+            {
+                return Err(err(format!("fact pattern `{f}` is empty or has spaces")));
+            }
+            for q in &r.queries {
+                Query::new(&ts_language(r.language), q)
+                    .map_err(|e| err(format!("query does not compile: {e}")))?;
+            }
+        }
+        let [py_allowed, js_allowed] = allowed;
+        let python = compile(&rules, Language::Python, py_allowed)?;
+        let javascript = compile(&rules, Language::JavaScript, js_allowed)?;
+        Ok(RuleSet {
+            rules,
+            python,
+            javascript,
+        })
+    }
+
+    /// Every rule, in pack order.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// The rule with this id.
+    pub fn get(&self, id: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.id == id)
+    }
+
+    /// The modules allowed without a warning in a language.
+    pub fn allowed_modules(&self, lang: Language) -> Vec<&str> {
+        let mut v: Vec<&str> = self
+            .compiled(lang)
+            .allowed
+            .iter()
+            .map(String::as_str)
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    pub(crate) fn compiled(&self, lang: Language) -> &Compiled {
+        match lang {
+            Language::Python => &self.python,
+            Language::JavaScript => &self.javascript,
+        }
+    }
+
+    /// The rules whose fact patterns match `fact`.
+    pub(crate) fn rules_for_fact<'a>(
+        &'a self,
+        c: &'a Compiled,
+        fact: &'a str,
+    ) -> impl Iterator<Item = usize> + 'a {
+        let exact = c.exact.get(fact).into_iter().flatten().copied();
+        let globs = c
+            .globs
+            .iter()
+            .filter(move |(prefix, pat, _)| {
+                fact.starts_with(prefix.as_str()) && glob_match(pat, fact)
+            })
+            .map(|(_, _, r)| *r);
+        exact.chain(globs)
+    }
+}
+
+fn compile(
+    rules: &[Rule],
+    lang: Language,
+    allowed: HashSet<String>,
+) -> Result<Compiled, RuleError> {
+    let mut c = Compiled {
+        rules: Vec::new(),
+        exact: HashMap::new(),
+        globs: Vec::new(),
+        query: None,
+        pattern_rule: Vec::new(),
+        allowed,
+    };
+    let mut source = String::new();
+    for (i, r) in rules.iter().enumerate().filter(|(_, r)| r.language == lang) {
+        c.rules.push(i);
+        for f in &r.facts {
+            match f.find('*') {
+                None => c.exact.entry(f.clone()).or_default().push(i),
+                Some(star) => c.globs.push((f[..star].to_string(), f.clone(), i)),
+            }
+        }
+        for q in &r.queries {
+            let n = Query::new(&ts_language(lang), q)
+                .map(|q| q.pattern_count())
+                .unwrap_or(0);
+            c.pattern_rule.extend(std::iter::repeat_n(i, n));
+            source.push_str(q);
+            source.push('\n');
+        }
+    }
+    if !source.is_empty() {
+        let q = Query::new(&ts_language(lang), &source).map_err(|e| RuleError::Parse {
+            file: format!("{} packs", lang_dir(lang)),
+            message: format!("the combined queries do not compile: {e}"),
+        })?;
+        c.query = Some(q);
+    }
+    Ok(c)
+}

@@ -1,0 +1,540 @@
+//! The scanner: parse with bounds, extract facts, match rules, decide.
+use crate::facts::{Ctx, Fact, walk};
+use crate::rules::{RuleSet, ts_language};
+use serde::{Deserialize, Serialize};
+use skillgate_core::{Finding, Language, LayerName, Location, Severity};
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tree_sitter::{Node, Parser, QueryCursor, StreamingIterator, Tree};
+
+/// What the pre-scan decides about a piece of code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// No findings.
+    Allow,
+    /// Findings below the blocking severity.
+    Warn,
+    /// A finding at or above the blocking severity, or code that could not be scanned.
+    Block,
+}
+
+impl Verdict {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Allow => "allow",
+            Verdict::Warn => "warn",
+            Verdict::Block => "block",
+        }
+    }
+}
+
+/// What to do about an import of a module outside the allow-list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UnknownModuleAction {
+    /// A low-severity finding (verdict `warn`).
+    #[default]
+    Warn,
+    /// A critical finding (verdict `block`).
+    Block,
+}
+
+impl std::str::FromStr for UnknownModuleAction {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "warn" => Ok(UnknownModuleAction::Warn),
+            "block" => Ok(UnknownModuleAction::Block),
+            _ => Err(format!(
+                "unknown module action `{s}` (expected warn or block)"
+            )),
+        }
+    }
+}
+
+/// Bounds on the work one scan may do. Passing any of them blocks the code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanLimits {
+    /// Largest source accepted, in bytes.
+    pub max_bytes: usize,
+    /// Deepest syntax-tree nesting accepted.
+    pub max_depth: usize,
+    /// Longest the parser may take.
+    pub parse_timeout: Duration,
+}
+
+impl Default for ScanLimits {
+    fn default() -> Self {
+        ScanLimits {
+            max_bytes: 1024 * 1024,
+            max_depth: 200,
+            parse_timeout: Duration::from_millis(500),
+        }
+    }
+}
+
+/// Settings of a [`PreScanner`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanOptions {
+    /// Findings at or above this severity block (default `high`).
+    pub threshold: Severity,
+    /// What an import outside the allow-list yields (default warn).
+    pub unknown_module: UnknownModuleAction,
+    /// Work bounds.
+    pub limits: ScanLimits,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        ScanOptions {
+            threshold: Severity::High,
+            unknown_module: UnknownModuleAction::Warn,
+            limits: ScanLimits::default(),
+        }
+    }
+}
+
+/// The result of scanning one piece of code.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScanReport {
+    /// The decision.
+    pub verdict: Verdict,
+    /// What was found, in source order.
+    pub findings: Vec<Finding>,
+}
+
+/// Ids of the findings the engine itself produces when code cannot be scanned.
+pub mod engine_rules {
+    /// The source does not parse.
+    pub const PARSE_ERROR: &str = "prescan.parse-error";
+    /// The source is larger than the cap.
+    pub const TOO_LARGE: &str = "prescan.too-large";
+    /// The syntax tree is nested deeper than the cap.
+    pub const TOO_DEEP: &str = "prescan.too-deep";
+    /// Parsing took longer than the timeout.
+    pub const TIMEOUT: &str = "prescan.timeout";
+    /// The source is not UTF-8.
+    pub const NOT_UTF8: &str = "prescan.not-utf8";
+    /// The code produced more facts than the cap.
+    pub const TOO_COMPLEX: &str = "prescan.too-complex";
+    /// A Python module outside the allow-list.
+    pub const PY_UNLISTED: &str = "py.module.unlisted";
+    /// A JavaScript module outside the allow-list.
+    pub const JS_UNLISTED: &str = "js.module.unlisted";
+
+    /// What an engine finding means, for `skillgate rules explain`.
+    ///
+    /// ```
+    /// assert!(skillgate_prescan::engine_rules::describe("prescan.too-deep").is_some());
+    /// ```
+    pub fn describe(id: &str) -> Option<&'static str> {
+        Some(match id {
+            PARSE_ERROR => {
+                "The code does not parse as the language it claims to be. The pre-scan cannot judge what it cannot read, so the code is blocked (fail closed)."
+            }
+            TOO_LARGE => {
+                "The code is larger than the pre-scan's size cap (1 MiB by default). Skills are short programs; a huge one is blocked rather than half-scanned."
+            }
+            TOO_DEEP => {
+                "The syntax tree is nested deeper than the cap (200 levels by default). Such nesting only serves to exhaust analysers; it is blocked."
+            }
+            TIMEOUT => {
+                "Parsing took longer than the time budget (500 ms by default); the code is blocked."
+            }
+            NOT_UTF8 => {
+                "The code is not valid UTF-8. Interpreters and the scanner could read it differently, so it is blocked."
+            }
+            TOO_COMPLEX => {
+                "The semantic pass ran out of its budget (too many facts or folding steps, e.g. nested comprehensions over long constant lists); the code is blocked."
+            }
+            PY_UNLISTED | JS_UNLISTED => {
+                "An import of a module that is not on the library allow-list (`modules.toml` of the pack). Low severity (warn) by default; `[prescan] unknown_module = \"block\"` makes it critical."
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// Most findings one rule reports for one file.
+const MAX_FINDINGS_PER_RULE: usize = 20;
+/// Longest snippet kept.
+const MAX_SNIPPET_CHARS: usize = 160;
+
+/// The pre-scanner: usable alone, and inside [`crate::PreScanLayer`].
+///
+/// ```
+/// use skillgate_prescan::{PreScanner, Verdict};
+/// use skillgate_core::Language;
+/// let scanner = PreScanner::new().unwrap();
+/// let report = scanner.scan(b"import os as o\no.system('id')\n", Language::Python);
+/// assert_eq!(report.verdict, Verdict::Block);
+/// assert!(report.findings.iter().any(|f| f.rule_id == "py.process.os-exec"));
+/// let report = scanner.scan(b"import json\nprint(json.dumps({}))\n", Language::Python);
+/// assert_eq!(report.verdict, Verdict::Allow);
+/// ```
+#[derive(Debug, Clone)]
+pub struct PreScanner {
+    rules: Arc<RuleSet>,
+    options: ScanOptions,
+}
+
+impl PreScanner {
+    /// A scanner with the embedded default packs and default options.
+    pub fn new() -> Result<PreScanner, crate::RuleError> {
+        Ok(PreScanner::with_rules(
+            Arc::new(RuleSet::embedded()?),
+            ScanOptions::default(),
+        ))
+    }
+
+    /// A scanner with these rules and options.
+    pub fn with_rules(rules: Arc<RuleSet>, options: ScanOptions) -> PreScanner {
+        PreScanner { rules, options }
+    }
+
+    /// The rules.
+    pub fn rules(&self) -> &RuleSet {
+        &self.rules
+    }
+
+    /// The options.
+    pub fn options(&self) -> &ScanOptions {
+        &self.options
+    }
+
+    /// Scans `code` written in `lang`. Never panics; code that cannot be scanned is
+    /// blocked with a finding saying why.
+    pub fn scan(&self, code: &[u8], lang: Language) -> ScanReport {
+        let findings = match self.analyse(code, lang) {
+            Ok(f) => f,
+            Err(f) => vec![*f],
+        };
+        self.decide(findings)
+    }
+
+    /// The semantic facts of `code` (for debugging rules), or the finding that says why
+    /// there are none.
+    pub fn facts(&self, code: &[u8], lang: Language) -> Result<Vec<Fact>, Box<Finding>> {
+        let src = self.check_source(code)?;
+        let tree = self.parse(src, lang)?;
+        extract(&tree, src.as_bytes(), lang).map(|(facts, _)| facts)
+    }
+
+    fn decide(&self, mut findings: Vec<Finding>) -> ScanReport {
+        findings.sort_by_key(|f| f.location.map(|l| (l.line, l.column)).unwrap_or_default());
+        let verdict = if findings
+            .iter()
+            .any(|f| f.severity >= self.options.threshold || f.rule_id.starts_with("prescan."))
+        {
+            Verdict::Block
+        } else if findings.is_empty() {
+            Verdict::Allow
+        } else {
+            Verdict::Warn
+        };
+        ScanReport { verdict, findings }
+    }
+
+    fn check_source<'c>(&self, code: &'c [u8]) -> Result<&'c str, Box<Finding>> {
+        if code.len() > self.options.limits.max_bytes {
+            return Err(engine(
+                engine_rules::TOO_LARGE,
+                format!(
+                    "the code is {} bytes, more than the {}-byte limit of the pre-scan",
+                    code.len(),
+                    self.options.limits.max_bytes
+                ),
+            ));
+        }
+        std::str::from_utf8(code).map_err(|e| {
+            engine(
+                engine_rules::NOT_UTF8,
+                format!("the code is not valid UTF-8 (at byte {})", e.valid_up_to()),
+            )
+        })
+    }
+
+    fn parse(&self, src: &str, lang: Language) -> Result<Tree, Box<Finding>> {
+        let mut parser = Parser::new();
+        parser.set_language(&ts_language(lang)).map_err(|e| {
+            engine(
+                engine_rules::PARSE_ERROR,
+                format!("the {lang} grammar cannot be loaded: {e}"),
+            )
+        })?;
+        let started = Instant::now();
+        let timeout = self.options.limits.parse_timeout;
+        let mut timed_out = false;
+        let mut progress = |_: &tree_sitter::ParseState| {
+            timed_out = started.elapsed() > timeout;
+            timed_out
+        };
+        let bytes = src.as_bytes();
+        let tree = parser.parse_with_options(
+            &mut |i, _| bytes.get(i..).unwrap_or_default(),
+            None,
+            Some(tree_sitter::ParseOptions::new().progress_callback(&mut progress)),
+        );
+        match tree {
+            Some(t) => Ok(t),
+            None if timed_out => Err(engine(
+                engine_rules::TIMEOUT,
+                format!(
+                    "parsing took longer than the {} ms limit",
+                    timeout.as_millis()
+                ),
+            )),
+            None => Err(engine(
+                engine_rules::PARSE_ERROR,
+                "the parser gave up".to_string(),
+            )),
+        }
+    }
+
+    fn analyse(&self, code: &[u8], lang: Language) -> Result<Vec<Finding>, Box<Finding>> {
+        let src = self.check_source(code)?;
+        let tree = self.parse(src, lang)?;
+        let root = tree.root_node();
+        let lines = LineIndex::new(src);
+        check_depth(root, self.options.limits.max_depth)?;
+        if root.has_error() {
+            let bad = first_error(root);
+            return Err(Box::new(
+                engine_finding(
+                    engine_rules::PARSE_ERROR,
+                    format!("the code is not valid {lang}: a syntax error"),
+                )
+                .with_location(lines.location(bad.start_byte(), bad.end_byte()))
+                .with_snippet(lines.snippet(bad.start_byte(), bad.end_byte())),
+            ));
+        }
+        let (facts, imports) = extract(&tree, src.as_bytes(), lang)?;
+        let compiled = self.rules.compiled(lang);
+        let mut hits: Vec<(usize, usize, usize)> = Vec::new(); // (rule, start, end)
+        for fact in &facts {
+            for r in self.rules.rules_for_fact(compiled, &fact.name) {
+                hits.push((r, fact.start, fact.end));
+            }
+        }
+        if let Some(query) = &compiled.query {
+            let hit_idx = query.capture_index_for_name("hit");
+            let mut cursor = QueryCursor::new();
+            cursor.set_match_limit(10_000);
+            let mut matches = cursor.matches(query, root, src.as_bytes());
+            while let Some(m) = matches.next() {
+                let Some(&rule) = compiled.pattern_rule.get(m.pattern_index) else {
+                    continue;
+                };
+                let cap = m
+                    .captures
+                    .iter()
+                    .find(|c| Some(c.index) == hit_idx)
+                    .or(m.captures.first());
+                if let Some(c) = cap {
+                    hits.push((rule, c.node.start_byte(), c.node.end_byte()));
+                }
+            }
+        }
+        hits.sort_unstable();
+        hits.dedup_by_key(|h| (h.0, h.1));
+        let mut per_rule: std::collections::HashMap<usize, usize> =
+            std::collections::HashMap::new();
+        let mut findings = Vec::new();
+        let mut covered: Vec<(usize, usize)> = Vec::new();
+        for (r, start, end) in hits {
+            let n = per_rule.entry(r).or_default();
+            *n += 1;
+            if *n > MAX_FINDINGS_PER_RULE {
+                continue;
+            }
+            let rule = &self.rules.rules()[r];
+            if rule.severity >= Severity::Medium {
+                covered.push((start, end));
+            }
+            findings.push(
+                Finding::new(
+                    LayerName::Prescan,
+                    rule.id.clone(),
+                    rule.severity,
+                    rule.message.clone(),
+                )
+                .with_location(lines.location(start, end))
+                .with_snippet(lines.snippet(start, end)),
+            );
+        }
+        let mut reported = HashSet::new();
+        for (module, start, end) in imports {
+            if is_allowed(&compiled.allowed, &module, lang)
+                || covered
+                    .iter()
+                    .any(|&(s, e)| s <= start && end <= e || start <= s && e <= end)
+                || !reported.insert(module.clone())
+            {
+                continue;
+            }
+            let (id, sev) = match (lang, self.options.unknown_module) {
+                (Language::Python, UnknownModuleAction::Warn) => {
+                    (engine_rules::PY_UNLISTED, Severity::Low)
+                }
+                (Language::Python, UnknownModuleAction::Block) => {
+                    (engine_rules::PY_UNLISTED, Severity::Critical)
+                }
+                (Language::JavaScript, UnknownModuleAction::Warn) => {
+                    (engine_rules::JS_UNLISTED, Severity::Low)
+                }
+                (Language::JavaScript, UnknownModuleAction::Block) => {
+                    (engine_rules::JS_UNLISTED, Severity::Critical)
+                }
+            };
+            findings.push(
+                Finding::new(
+                    LayerName::Prescan,
+                    id,
+                    sev,
+                    format!("module `{module}` is not on the allow-list"),
+                )
+                .with_location(lines.location(start, end))
+                .with_snippet(lines.snippet(start, end)),
+            );
+        }
+        Ok(findings)
+    }
+}
+
+/// Whether `module` or one of its parents is allowed.
+fn is_allowed(allowed: &HashSet<String>, module: &str, lang: Language) -> bool {
+    let module = module.strip_prefix("node:").unwrap_or(module);
+    let sep = match lang {
+        Language::Python => '.',
+        Language::JavaScript => '/',
+    };
+    let mut prefix = module;
+    loop {
+        if allowed.contains(prefix) {
+            return true;
+        }
+        match prefix.rfind(sep) {
+            Some(i) => prefix = &prefix[..i],
+            None => return false,
+        }
+    }
+}
+
+type Extracted = (Vec<Fact>, Vec<(String, usize, usize)>);
+
+fn extract(tree: &Tree, src: &[u8], lang: Language) -> Result<Extracted, Box<Finding>> {
+    let mut ctx = Ctx::new(src);
+    match lang {
+        Language::Python => crate::python::extract(tree.root_node(), &mut ctx),
+        Language::JavaScript => crate::javascript::extract(tree.root_node(), &mut ctx),
+    }
+    if ctx.exhausted() {
+        return Err(engine(
+            engine_rules::TOO_COMPLEX,
+            "the code produces too many facts to analyse".into(),
+        ));
+    }
+    Ok((ctx.facts, ctx.imports))
+}
+
+fn check_depth(root: Node<'_>, max: usize) -> Result<(), Box<Finding>> {
+    let mut cursor = root.walk();
+    let mut depth = 0usize;
+    loop {
+        if depth > max {
+            let n = cursor.node();
+            return Err(Box::new(
+                engine_finding(
+                    engine_rules::TOO_DEEP,
+                    format!("the code is nested deeper than {max} levels"),
+                )
+                .at(
+                    n.start_position().row as u32 + 1,
+                    n.start_position().column as u32 + 1,
+                ),
+            ));
+        }
+        if cursor.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return Ok(());
+            }
+            depth -= 1;
+        }
+    }
+}
+
+fn first_error(root: Node<'_>) -> Node<'_> {
+    let mut found = None;
+    walk(root, |n, _, _| {
+        if found.is_none() && (n.is_error() || n.is_missing()) {
+            found = Some(n);
+        }
+    });
+    found.unwrap_or(root)
+}
+
+fn engine_finding(id: &str, message: String) -> Finding {
+    Finding::new(LayerName::Prescan, id, Severity::Critical, message)
+}
+
+fn engine(id: &str, message: String) -> Box<Finding> {
+    Box::new(engine_finding(id, message))
+}
+
+/// Byte offsets to 1-based lines and character columns.
+pub(crate) struct LineIndex<'s> {
+    src: &'s str,
+    starts: Vec<usize>,
+}
+
+impl<'s> LineIndex<'s> {
+    pub(crate) fn new(src: &'s str) -> Self {
+        let mut starts = vec![0];
+        starts.extend(src.match_indices('\n').map(|(i, _)| i + 1));
+        LineIndex { src, starts }
+    }
+
+    fn point(&self, byte: usize) -> (u32, u32) {
+        let line = self
+            .starts
+            .partition_point(|&s| s <= byte)
+            .saturating_sub(1);
+        let start = self.starts[line];
+        let col = self
+            .src
+            .get(start..byte.min(self.src.len()))
+            .map_or(byte.saturating_sub(start), |t| t.chars().count());
+        (line as u32 + 1, col as u32 + 1)
+    }
+
+    pub(crate) fn location(&self, start: usize, end: usize) -> Location {
+        let (line, column) = self.point(start);
+        let (el, ec) = self.point(end);
+        Location {
+            line,
+            column,
+            end_line: Some(el),
+            end_column: Some(ec),
+        }
+    }
+
+    pub(crate) fn snippet(&self, start: usize, end: usize) -> String {
+        let text = self.src.get(start..end).unwrap_or_default();
+        let first = text.lines().next().unwrap_or_default();
+        let mut s: String = first.chars().take(MAX_SNIPPET_CHARS).collect();
+        if first.chars().count() > MAX_SNIPPET_CHARS || text.lines().nth(1).is_some() {
+            s.push('…');
+        }
+        s
+    }
+}

@@ -93,6 +93,10 @@ mod tests {
             Limits::default(),
             "the example documents the defaults"
         );
+        assert_eq!(cfg.seccomp.python.as_deref(), Some("python"));
+        assert_eq!(cfg.seccomp.javascript.as_deref(), Some("node"));
+        assert!(cfg.network.default.is_none(), "no network by default");
+        assert!(cfg.seccomp.build_layer().is_ok() && cfg.network.build_layer().is_ok());
     }
 
     #[test]

@@ -10,26 +10,12 @@
 //! instructions per architecture.
 use criterion::{Criterion, criterion_group, criterion_main};
 use skillgate_confine::{Arch, bpf, preset, preset_names};
-use std::path::{Path, PathBuf};
+#[path = "../tests/common/mod.rs"]
+mod common;
+
+use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
-
-fn probe() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("skillgate-confine-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = dir.join("probe");
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/oci/probe.c");
-    let ok = Command::new("gcc")
-        .args(["-static", "-O2", "-o"])
-        .arg(&out)
-        .arg(&src)
-        .arg("-lpthread")
-        .status()
-        .expect("gcc is needed: apt-get install gcc libc6-dev")
-        .success();
-    assert!(ok, "gcc -static failed");
-    out
-}
 
 /// Runs `n` getppid calls in a child (under `preset`, if any) and returns their time.
 fn child_loop(probe: &Path, preset: Option<&str>, n: u64) -> Duration {
@@ -76,15 +62,15 @@ fn benches(c: &mut Criterion) {
     }
     group.finish();
 
-    let probe = probe();
+    let probe = common::probe();
     let mut group = c.benchmark_group("getppid");
     group.sample_size(20);
     group.bench_function("unfiltered", |b| {
-        b.iter_custom(|iters| child_loop(&probe, None, iters))
+        b.iter_custom(|iters| child_loop(probe, None, iters))
     });
     for name in preset_names() {
         group.bench_function(name, |b| {
-            b.iter_custom(|iters| child_loop(&probe, Some(name), iters))
+            b.iter_custom(|iters| child_loop(probe, Some(name), iters))
         });
     }
     group.finish();

@@ -23,6 +23,10 @@ enum Command {
     Run(cmd::run::RunArgs),
     /// Write the seccomp profile or network policy for container platforms.
     Emit(cmd::emit::EmitArgs),
+    /// Validate, check, test and list with the Cedar policy gate.
+    Policy(cmd::policy::PolicyArgs),
+    /// Inspect the behavioural monitor's state: status, release a quarantine, metrics.
+    Monitor(cmd::monitor::MonitorArgs),
 }
 
 /// An error that ends the command with exit code 2 and a message on stderr.
@@ -40,6 +44,8 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => cmd::run::run(args),
         Command::Emit(args) => cmd::emit::run(args),
+        Command::Policy(args) => cmd::policy::run(args),
+        Command::Monitor(args) => cmd::monitor::run(args),
     };
     match result {
         Ok(code) => code,

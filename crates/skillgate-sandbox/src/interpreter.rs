@@ -44,8 +44,7 @@ impl Interpreter {
     /// assert!(py.program.is_absolute());
     /// ```
     pub fn resolve(language: Language, explicit: Option<&Path>) -> Result<Interpreter, ExecError> {
-        static MEMO: OnceLock<Mutex<HashMap<(Language, Option<PathBuf>), Interpreter>>> =
-            OnceLock::new();
+        static MEMO: OnceLock<Mutex<HashMap<MemoKey, Interpreter>>> = OnceLock::new();
         let memo = MEMO.get_or_init(Default::default);
         let key = (language, explicit.map(Path::to_path_buf));
         if let Some(found) = memo.lock().ok().and_then(|m| m.get(&key).cloned()) {
@@ -111,6 +110,9 @@ fn is_script(p: &Path) -> bool {
         .and_then(|mut f| f.read_exact(&mut head))
         .is_ok_and(|_| &head == b"#!")
 }
+
+/// In-process memo key: the language and the explicit program, if any.
+type MemoKey = (Language, Option<PathBuf>);
 
 #[derive(Debug, Serialize, Deserialize, Default)]
 struct DiskCache {

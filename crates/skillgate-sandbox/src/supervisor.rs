@@ -88,6 +88,53 @@ fn capture(mut r: impl Read, cap: u64, into: Arc<Mutex<Capture>>, done: mpsc::Se
     let _ = done.send(());
 }
 
+/// stdout and stderr being read on their own threads under their caps.
+pub(crate) struct Captures {
+    done: mpsc::Receiver<()>,
+    out: Arc<Mutex<Capture>>,
+    err: Arc<Mutex<Capture>>,
+}
+
+impl Captures {
+    /// Starts reading both streams.
+    pub(crate) fn start(
+        stdout: impl Read + Send + 'static,
+        stderr: impl Read + Send + 'static,
+        limits: &Limits,
+    ) -> Captures {
+        let (done_tx, done) = mpsc::channel();
+        let out = Arc::new(Mutex::new(Capture::default()));
+        let err = Arc::new(Mutex::new(Capture::default()));
+        let (o, tx) = (Arc::clone(&out), done_tx.clone());
+        let cap = limits.stdout_cap;
+        thread::spawn(move || capture(stdout, cap, o, tx));
+        let (e, tx) = (Arc::clone(&err), done_tx);
+        let cap = limits.stderr_cap;
+        thread::spawn(move || capture(stderr, cap, e, tx));
+        Captures { done, out, err }
+    }
+
+    /// Waits at most [`DRAIN_GRACE`] for both streams to end (call it once the process is
+    /// gone), then returns what was kept: stdout, its truncation, stderr, its truncation.
+    /// A leftover process holding a pipe open is abandoned, never waited for.
+    pub(crate) fn finish(self) -> (Vec<u8>, bool, Vec<u8>, bool) {
+        let deadline = Instant::now() + DRAIN_GRACE;
+        for _ in 0..2 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if self.done.recv_timeout(left).is_err() {
+                break;
+            }
+        }
+        let take = |c: &Arc<Mutex<Capture>>| {
+            let mut g = c.lock().unwrap_or_else(|p| p.into_inner());
+            (std::mem::take(&mut g.kept), g.truncated)
+        };
+        let (o, ot) = take(&self.out);
+        let (e, et) = take(&self.err);
+        (o, ot, e, et)
+    }
+}
+
 /// Runs a process to completion under the supervisor.
 ///
 /// ```no_run
@@ -136,17 +183,11 @@ pub fn run(cfg: ProcessConfig) -> Result<ProcessResult, ExecError> {
         let _ = stdin.write_all(&input);
     });
 
-    let (done_tx, done_rx) = mpsc::channel();
-    let out = Arc::new(Mutex::new(Capture::default()));
-    let err = Arc::new(Mutex::new(Capture::default()));
-    {
-        let (o, tx) = (Arc::clone(&out), done_tx.clone());
-        let stdout = child.stdout.take().expect("stdout was piped");
-        thread::spawn(move || capture(stdout, limits.stdout_cap, o, tx));
-        let (e, tx) = (Arc::clone(&err), done_tx);
-        let stderr = child.stderr.take().expect("stderr was piped");
-        thread::spawn(move || capture(stderr, limits.stderr_cap, e, tx));
-    }
+    let captures = Captures::start(
+        child.stdout.take().expect("stdout was piped"),
+        child.stderr.take().expect("stderr was piped"),
+        &limits,
+    );
     // The child is reaped by wait4 below, never by `Child::wait`.
     drop(child);
 
@@ -171,20 +212,8 @@ pub fn run(cfg: ProcessConfig) -> Result<ProcessResult, ExecError> {
     crate::reap::kill_group(pid);
     let waited = waited.map_err(|e| ExecError::io("waiting for the skill", e))?;
 
-    let deadline = Instant::now() + DRAIN_GRACE;
-    for _ in 0..2 {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if done_rx.recv_timeout(left).is_err() {
-            break;
-        }
-    }
+    let (stdout, stdout_truncated, stderr, stderr_truncated) = captures.finish();
     let _ = writer.join();
-    let take = |c: &Arc<Mutex<Capture>>| {
-        let mut g = c.lock().unwrap_or_else(|p| p.into_inner());
-        (std::mem::take(&mut g.kept), g.truncated)
-    };
-    let (stdout, stdout_truncated) = take(&out);
-    let (stderr, stderr_truncated) = take(&err);
     Ok(ProcessResult {
         exit_code: waited.exit_code,
         signal: waited.signal,

@@ -1,9 +1,12 @@
 //! Building the whole pipeline from a [`Config`]: which layers, with which settings, in
 //! the architecture's order, around which executor. `skillgate run` uses exactly this, and
 //! so can a service that embeds skillgate.
-use crate::{Config, InputSchemaLayer, PipelineBuilder};
-use skillgate_core::{BoxExecService, Language, LayerName};
-use skillgate_sandbox::ProcessExecutor;
+use crate::config::ExecutorKind;
+use crate::{Config, InputSchemaLayer, IsolationLayer, PipelineBuilder};
+use skillgate_core::{BoxExecService, Language, LayerName, NoQuarantine, QuarantineSource};
+use skillgate_sandbox::native::CgroupMode;
+use skillgate_sandbox::{NativeSandbox, ProcessExecutor};
+use std::sync::Arc;
 
 /// A configuration that cannot be turned into a pipeline (a rule pack or policy that does
 /// not load, say). Refusing to start is the fail-closed answer.
@@ -23,6 +26,9 @@ pub struct Assembled {
     pub service: BoxExecService,
     /// Warnings for the user (a disabled layer, weaker enforcement).
     pub notices: Vec<String>,
+    /// Who is quarantined: the monitor's store, or nobody when the monitor is disabled.
+    /// The policy layer reads it (its quarantine `forbid`).
+    pub quarantine: Arc<dyn QuarantineSource>,
 }
 
 /// Builds the pipeline `config` describes, without the `disabled` layers.
@@ -54,21 +60,84 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
         })?;
         builder = builder.layer_at(LayerName::Network, layer);
     }
-    let _ = &mut builder;
-    let _ = enabled;
+    // The monitor: outermost. A state store that cannot be opened refuses the run.
+    let mut quarantine: Arc<dyn QuarantineSource> = Arc::new(NoQuarantine);
+    if enabled(LayerName::Monitor) {
+        let monitor =
+            skillgate_monitor::Monitor::from_config(&config.monitor, None).map_err(|e| {
+                AssembleError {
+                    layer: LayerName::Monitor,
+                    message: e.to_string(),
+                }
+            })?;
+        quarantine = monitor.store().clone();
+        builder = builder.layer_at(
+            LayerName::Monitor,
+            skillgate_monitor::MonitorLayer::new(monitor),
+        );
+    }
+    if enabled(LayerName::Policy) {
+        let policy = skillgate_policy::Policy::load(&config.policy)
+            .map_err(|e| AssembleError {
+                layer: LayerName::Policy,
+                message: e.to_string(),
+            })?
+            .with_quarantine(quarantine.clone());
+        if config.policy.entities.is_none() {
+            notices.push(
+                "no [policy] entities file is configured: every agent is unknown, so the policy layer denies every execution".into(),
+            );
+        }
+        builder = builder.layer_at(
+            LayerName::Policy,
+            skillgate_policy::PolicyLayer::new(policy),
+        );
+    }
 
-    let mut executor = ProcessExecutor::new();
-    if let Some(p) = &config.interpreters.python {
-        executor = executor.with_interpreter(Language::Python, p);
-    }
-    if let Some(p) = &config.interpreters.javascript {
-        executor = executor.with_interpreter(Language::JavaScript, p);
-    }
-    notices.push(
-        "execution is not isolated: skills run as plain processes (process tier) until the native sandbox lands".into(),
-    );
+    let isolation = |caps| IsolationLayer::new(config.limits, config.isolation.clone(), caps);
+    let service = match config.executor.kind {
+        ExecutorKind::Native => {
+            let mut executor = NativeSandbox::new();
+            if let Some(p) = &config.interpreters.python {
+                executor = executor.with_interpreter(Language::Python, p);
+            }
+            if let Some(p) = &config.interpreters.javascript {
+                executor = executor.with_interpreter(Language::JavaScript, p);
+            }
+            let host = executor.host();
+            if let Err(why) = &host.namespaces {
+                notices.push(format!("the native sandbox cannot run here: {why}"));
+            }
+            if let CgroupMode::Unavailable(why) = &host.cgroups {
+                notices.push(format!("memory and pids limits cannot be enforced: {why}"));
+            }
+            if enabled(LayerName::Isolation) {
+                builder =
+                    builder.layer_at(LayerName::Isolation, isolation(executor.capabilities()));
+            }
+            builder.build(executor)
+        }
+        ExecutorKind::Process => {
+            let mut executor = ProcessExecutor::new();
+            if let Some(p) = &config.interpreters.python {
+                executor = executor.with_interpreter(Language::Python, p);
+            }
+            if let Some(p) = &config.interpreters.javascript {
+                executor = executor.with_interpreter(Language::JavaScript, p);
+            }
+            notices.push(
+                "executor kind `process`: skills run as plain processes without isolation; use it only for trusted code".into(),
+            );
+            if enabled(LayerName::Isolation) {
+                builder =
+                    builder.layer_at(LayerName::Isolation, isolation(executor.capabilities()));
+            }
+            builder.build(executor)
+        }
+    };
     Ok(Assembled {
-        service: builder.build(executor),
+        service,
         notices,
+        quarantine,
     })
 }

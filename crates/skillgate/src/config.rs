@@ -23,10 +23,38 @@ pub struct Config {
     pub limits: Limits,
     /// Which interpreter executables to use.
     pub interpreters: Interpreters,
+    /// The isolation layer: runtime tier, extra read-only paths, maxima per tenant.
+    pub isolation: crate::isolation::IsolationConfig,
+    /// Which executor runs the skills.
+    pub executor: ExecutorConfig,
     /// Layer 4: the seccomp preset per language and tenant, and the violation action.
     pub seccomp: skillgate_confine::SeccompConfig,
     /// Layer 5: the most network a skill may get, by default and per tenant.
     pub network: skillgate_confine::NetworkConfig,
+    /// The Cedar policy gate: policies folder, entities file, grants file.
+    pub policy: skillgate_policy::PolicySources,
+    /// The behavioural monitor: state directory, detections, quarantine and throttle.
+    pub monitor: skillgate_monitor::MonitorConfig,
+}
+
+/// `[executor]`: which executor runs the skills.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExecutorConfig {
+    /// The executor kind.
+    pub kind: ExecutorKind,
+}
+
+/// The executors `skillgate run` can assemble.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecutorKind {
+    /// The native Linux sandbox (namespaces, cgroups, landlock, seccomp). The default.
+    #[default]
+    Native,
+    /// Plain child processes with rlimits: NO isolation, only for trusted code (needs
+    /// `[isolation] runtime = "process"`, or the isolation layer refuses every run).
+    Process,
 }
 
 /// Interpreter overrides: a path or a command name looked up in `PATH`.
@@ -76,7 +104,11 @@ impl Config {
             path: path.into(),
             source,
         })?;
-        from_str(&text, &path.display().to_string())
+        let mut config = from_str(&text, &path.display().to_string())?;
+        // Paths in a config file are relative to the file's folder.
+        let base = path.parent().unwrap_or(Path::new("."));
+        config.policy.resolve_relative_to(base);
+        Ok(config)
     }
 }
 
@@ -97,6 +129,23 @@ mod tests {
         assert_eq!(cfg.seccomp.javascript.as_deref(), Some("node"));
         assert!(cfg.network.default.is_none(), "no network by default");
         assert!(cfg.seccomp.build_layer().is_ok() && cfg.network.build_layer().is_ok());
+        assert_eq!(cfg.monitor, skillgate_monitor::MonitorConfig::default());
+    }
+
+    #[test]
+    fn policy_paths_resolve_relative_to_the_config_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("skillgate.toml");
+        std::fs::write(
+            &path,
+            "[policy]\nentities = \"entities.json\"\ngrants = \"/abs/grants.json\"\n",
+        )
+        .unwrap();
+        let cfg = Config::load(&path).unwrap();
+        assert_eq!(cfg.policy.entities, Some(dir.path().join("entities.json")));
+        assert_eq!(cfg.policy.grants, Some(PathBuf::from("/abs/grants.json")));
+        assert_eq!(cfg.policy.policies, None);
+        assert!(from_str("[policy]\nentitys = \"x\"\n", "x.toml").is_err());
     }
 
     #[test]

@@ -28,12 +28,14 @@
 pub mod assemble;
 pub mod config;
 mod input;
+pub mod isolation;
 mod pipeline;
 pub mod report;
 pub mod skill_dir;
 
 pub use config::Config;
 pub use input::{InputSchemaLayer, InputSchemaService, MAX_VIOLATIONS, check_input};
+pub use isolation::{IsolationLayer, IsolationService, RequestedLimits};
 pub use pipeline::PipelineBuilder;
 pub use report::Report;
 pub use skillgate_core::*;

@@ -391,7 +391,9 @@ mod tests {
     #[test]
     fn every_manifest_error_names_the_problem() {
         let t = tempfile::tempdir().unwrap();
-        let cases: &[(&str, &str, &[(&str, &str)], &str)] = &[
+        /// (folder, SKILL.md, other files, what the error must mention)
+        type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)], &'a str);
+        let cases: &[Case] = &[
             (
                 "no-front",
                 "# hi\n",

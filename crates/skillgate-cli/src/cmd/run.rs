@@ -43,6 +43,15 @@ pub(crate) struct RunArgs {
     /// The config file (skillgate.toml).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// Cedar policies folder for the policy layer (overrides `[policy] policies`).
+    #[arg(long, value_name = "DIR")]
+    policies: Option<PathBuf>,
+    /// Cedar entities file for the policy layer (overrides `[policy] entities`).
+    #[arg(long, value_name = "FILE")]
+    entities: Option<PathBuf>,
+    /// Grants file for the policy layer (overrides `[policy] grants`).
+    #[arg(long, value_name = "FILE")]
+    grants: Option<PathBuf>,
     /// Switch a layer off (policy, prescan, isolation, seccomp, network, secrets, monitor); for testing one layer without another.
     #[arg(long, value_name = "LAYER", value_parser = parse_layer)]
     disable: Vec<LayerName>,
@@ -55,6 +64,10 @@ pub(crate) struct RunArgs {
     /// Report format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// The monitor's state directory (baselines, quarantines, audit.jsonl); default
+    /// `[monitor] state_dir`, else `$XDG_STATE_HOME/skillgate` or `~/.local/state/skillgate`.
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
 }
 
 fn parse_lang(s: &str) -> Result<Language, String> {
@@ -141,10 +154,22 @@ fn load_skill(args: &RunArgs) -> Result<Skill, UsageError> {
 }
 
 pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
-    let config = match &args.config {
+    let mut config = match &args.config {
         Some(p) => Config::load(p)?,
         None => Config::default(),
     };
+    if let Some(p) = &args.policies {
+        config.policy.policies = Some(p.clone());
+    }
+    if let Some(p) = &args.entities {
+        config.policy.entities = Some(p.clone());
+    }
+    if let Some(p) = &args.grants {
+        config.policy.grants = Some(p.clone());
+    }
+    if let Some(dir) = &args.state_dir {
+        config.monitor.state_dir = Some(dir.clone());
+    }
     let skill = load_skill(&args)?;
     let input = read_input(&args)?;
     let assembled = skillgate::assemble::from_config(&config, &args.disable)?;
@@ -155,11 +180,21 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
 
     let mut req = ExecRequest::new(Caller::new(&args.agent, &args.tenant), skill, input);
     req.spec.limits = config.limits;
-    if let Some(t) = args.timeout {
-        req.spec.limits.wall_timeout = t;
-    }
-    if let Some(m) = args.memory {
-        req.spec.limits.memory_bytes = m;
+    // --timeout and --memory are requests, clamped by the isolation layer like a skill's.
+    req.extensions
+        .insert(skillgate::RequestedLimits(skillgate::LimitOverrides {
+            wall_timeout: args.timeout,
+            memory_bytes: args.memory,
+            ..Default::default()
+        }));
+    if args.disable.contains(&LayerName::Isolation) {
+        // Nothing clamps them then: apply them as given.
+        if let Some(t) = args.timeout {
+            req.spec.limits.wall_timeout = t;
+        }
+        if let Some(m) = args.memory {
+            req.spec.limits.memory_bytes = m;
+        }
     }
 
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -1,0 +1,270 @@
+//! `skillgate policy`: validate, check, test and list with the Cedar policy gate.
+//!
+//! Exit codes: `check` 0 allow, 1 deny; `test` 0 when every case passes, 1 otherwise;
+//! `validate` and `list-skills` 0; every command 2 for a usage, config or load error.
+use crate::UsageError;
+use crate::render::Format;
+use clap::{Args, Subcommand};
+use skillgate::{Caller, Config, Limits, Skill, skill_dir};
+use skillgate_policy::{Action, Decision, Policy, PolicySources, RunFacts, testfile};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Debug, Args)]
+pub(crate) struct PolicyArgs {
+    #[command(subcommand)]
+    command: PolicyCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum PolicyCommand {
+    /// Load and strictly validate the schema, policies, entities and grants.
+    Validate(SourceArgs),
+    /// May an agent execute a skill? Prints {"decision", "reasons", "errors"}; exit 0 allow, 1 deny.
+    Check(CheckArgs),
+    /// Run a policy test file (requests with expected decisions); exit 1 if a case fails.
+    Test(TestArgs),
+    /// The skills (folders under --skills) an agent may execute.
+    ListSkills(ListArgs),
+}
+
+/// Where the policies, entities and grants come from: the config's `[policy]` section,
+/// overridden by the flags.
+#[derive(Debug, Args)]
+struct SourceArgs {
+    /// A folder of *.cedar files (and optionally a *.cedarschema) instead of the built-in policies.
+    #[arg(long, value_name = "DIR")]
+    policies: Option<PathBuf>,
+    /// The Cedar entities JSON file (tenants, agents, agent groups, builders).
+    #[arg(long, value_name = "FILE")]
+    entities: Option<PathBuf>,
+    /// The grants file (restricted-skill grants).
+    #[arg(long, value_name = "FILE")]
+    grants: Option<PathBuf>,
+    /// The config file whose [policy] section to start from.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+impl SourceArgs {
+    fn sources(&self) -> Result<(PolicySources, Limits), UsageError> {
+        let config = match &self.config {
+            Some(p) => Config::load(p)?,
+            None => Config::default(),
+        };
+        let mut sources = config.policy;
+        if let Some(p) = &self.policies {
+            sources.policies = Some(p.clone());
+        }
+        if let Some(p) = &self.entities {
+            sources.entities = Some(p.clone());
+        }
+        if let Some(p) = &self.grants {
+            sources.grants = Some(p.clone());
+        }
+        Ok((sources, config.limits))
+    }
+
+    fn load(&self) -> Result<(Policy, Limits), UsageError> {
+        let (sources, limits) = self.sources()?;
+        Ok((Policy::load(&sources)?, limits))
+    }
+}
+
+#[derive(Debug, Args)]
+struct CheckArgs {
+    /// The agent's id.
+    #[arg(long, value_name = "ID")]
+    agent: String,
+    /// The agent's tenant (default: its tenant in the entities file).
+    #[arg(long, value_name = "ID")]
+    tenant: Option<String>,
+    /// The skill folder.
+    #[arg(long, value_name = "DIR")]
+    skill: PathBuf,
+    /// The action: execute or view.
+    #[arg(long, default_value = "execute", value_parser = parse_action)]
+    action: Action,
+    #[command(flatten)]
+    sources: SourceArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+#[derive(Debug, Args)]
+struct TestArgs {
+    /// The test file (see `skillgate_policy::testfile` for its format).
+    file: PathBuf,
+    #[command(flatten)]
+    sources: SourceArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+#[derive(Debug, Args)]
+struct ListArgs {
+    /// The agent's id.
+    #[arg(long, value_name = "ID")]
+    agent: String,
+    /// The agent's tenant (default: its tenant in the entities file).
+    #[arg(long, value_name = "ID")]
+    tenant: Option<String>,
+    /// A folder of skill folders (or one skill folder); repeatable.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    skills: Vec<PathBuf>,
+    /// Also list the skills the agent may not execute, with the decision.
+    #[arg(long)]
+    all: bool,
+    #[command(flatten)]
+    sources: SourceArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+fn parse_action(s: &str) -> Result<Action, String> {
+    s.parse()
+}
+
+pub(crate) fn run(args: PolicyArgs) -> Result<ExitCode, UsageError> {
+    match args.command {
+        PolicyCommand::Validate(a) => validate(a),
+        PolicyCommand::Check(a) => check(a),
+        PolicyCommand::Test(a) => test(a),
+        PolicyCommand::ListSkills(a) => list(a),
+    }
+}
+
+fn validate(args: SourceArgs) -> Result<ExitCode, UsageError> {
+    let (policy, _) = args.load()?;
+    let ids = policy.policy_ids();
+    println!(
+        "ok: {} policies and grants, {} entities",
+        ids.len(),
+        policy.entities().len()
+    );
+    for (id, file) in ids {
+        println!("  {id}  ({file})");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn caller(policy: &Policy, agent: &str, tenant: &Option<String>) -> Caller {
+    // An agent absent from the entities file and given no tenant gets the empty tenant:
+    // it has no rights anyway.
+    let tenant = tenant
+        .clone()
+        .or_else(|| policy.agent_tenant(agent))
+        .unwrap_or_default();
+    Caller::new(agent, tenant)
+}
+
+fn print_decision(d: &Decision, format: Format) -> Result<(), UsageError> {
+    match format {
+        Format::Json => println!("{}", serde_json::to_string(d)?),
+        Format::Text => {
+            println!("{}", d.decision);
+            for r in &d.reasons {
+                println!("  reason: {r}");
+            }
+            for e in &d.errors {
+                println!("  error: {e}");
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
+    let (policy, limits) = args.sources.load()?;
+    let skill = skill_dir::load(&args.skill)?;
+    let caller = caller(&policy, &args.agent, &args.tenant);
+    let d = policy.authorize(
+        &caller,
+        &skill,
+        args.action,
+        &RunFacts::for_skill(&skill, &limits),
+    );
+    print_decision(&d, args.format)?;
+    Ok(if d.is_allowed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn test(args: TestArgs) -> Result<ExitCode, UsageError> {
+    let (policy, _) = args.sources.load()?;
+    let report = testfile::run_file(&policy, &args.file)?;
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string(&report)?),
+        Format::Text => {
+            for c in &report.cases {
+                println!("{} {}", if c.passed { "pass" } else { "FAIL" }, c.name);
+                for p in &c.problems {
+                    println!("     {p}");
+                }
+            }
+            println!("{} cases, {} failed", report.cases.len(), report.failures());
+        }
+    }
+    Ok(if report.failures() == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// The skill folders under `dir`: `dir` itself if it has a SKILL.md, else its
+/// subfolders that have one, sorted.
+fn skill_dirs(dir: &Path) -> Result<Vec<PathBuf>, UsageError> {
+    if dir.join("SKILL.md").is_file() {
+        return Ok(vec![dir.to_path_buf()]);
+    }
+    let mut out = Vec::new();
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read skills folder {}: {e}", dir.display()))?;
+    for entry in entries {
+        let path = entry
+            .map_err(|e| format!("cannot read skills folder {}: {e}", dir.display()))?
+            .path();
+        if path.join("SKILL.md").is_file() {
+            out.push(path);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+fn list(args: ListArgs) -> Result<ExitCode, UsageError> {
+    let (policy, limits) = args.sources.load()?;
+    let mut skills: Vec<Skill> = Vec::new();
+    for dir in &args.skills {
+        for path in skill_dirs(dir)? {
+            skills.push(skill_dir::load(&path)?);
+        }
+    }
+    let caller = caller(&policy, &args.agent, &args.tenant);
+    let listed: Vec<_> = policy
+        .list_skills(&caller, &skills, &limits)
+        .into_iter()
+        .filter(|l| args.all || l.decision.is_allowed())
+        .collect();
+    match args.format {
+        Format::Json => println!("{}", serde_json::to_string(&listed)?),
+        Format::Text => {
+            for l in &listed {
+                println!(
+                    "{}\t{}\t{}\t{}",
+                    l.decision.decision,
+                    l.name,
+                    l.tenant.as_deref().unwrap_or("-"),
+                    l.visibility
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,162 @@
+//! [`MonitorLayer`]: the monitor as the outermost `tower` layer.
+use crate::monitor::{Monitor, Verdict};
+use crate::signals::{RequestMeta, now_ms};
+use crate::store::StoreError;
+use skillgate_core::{ExecOutcome, ExecRequest, Finding, LayerName, Severity, Status};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+use tower::{Layer, Service};
+
+/// The monitor as a layer. Put it outermost ([`LayerName::Monitor`]) so it sees every
+/// outcome, rejections included.
+///
+/// On the way in it refuses a throttled agent over its rate (`denied`, finding
+/// `monitor.throttled`); on the way out it records the execution (detections, actions,
+/// event, audit record) in one store transaction on tokio's blocking pool, and puts its
+/// findings first on the outcome. When the execution cannot be recorded, the outcome
+/// becomes `error` and its output is withheld (finding `monitor.unrecorded`): an
+/// execution that leaves no audit record does not hand back its results.
+#[derive(Debug, Clone)]
+pub struct MonitorLayer {
+    monitor: Arc<Monitor>,
+}
+
+impl MonitorLayer {
+    /// The layer over `monitor`.
+    pub fn new(monitor: impl Into<Arc<Monitor>>) -> Self {
+        MonitorLayer {
+            monitor: monitor.into(),
+        }
+    }
+
+    /// The monitor.
+    pub fn monitor(&self) -> &Arc<Monitor> {
+        &self.monitor
+    }
+}
+
+impl<S> Layer<S> for MonitorLayer {
+    type Service = MonitorService<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        MonitorService {
+            inner,
+            monitor: self.monitor.clone(),
+        }
+    }
+}
+
+/// The service of [`MonitorLayer`].
+#[derive(Debug, Clone)]
+pub struct MonitorService<S> {
+    inner: S,
+    monitor: Arc<Monitor>,
+}
+
+fn unrecorded(mut out: ExecOutcome, e: &StoreError) -> ExecOutcome {
+    out.status = Status::Error;
+    out.stdout.clear();
+    out.stderr.clear();
+    out.artifacts.clear();
+    out.findings.insert(
+        0,
+        Finding::new(
+            LayerName::Monitor,
+            "monitor.unrecorded",
+            Severity::High,
+            format!("the monitor could not record this execution, so its output is withheld: {e}"),
+        ),
+    );
+    out
+}
+
+/// Runs the recording on tokio's blocking pool when there is a runtime, inline otherwise.
+async fn record(
+    monitor: Arc<Monitor>,
+    meta: RequestMeta,
+    out: ExecOutcome,
+) -> (ExecOutcome, Result<Verdict, StoreError>) {
+    let job = move || {
+        let r = monitor.observe(&meta, &out);
+        (out, r)
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) => match h.spawn_blocking(job).await {
+            Ok(r) => r,
+            Err(e) => (
+                ExecOutcome::default(),
+                Err(StoreError::Db(format!("the recording task failed: {e}"))),
+            ),
+        },
+        Err(_) => job(),
+    }
+}
+
+fn finish(
+    out: ExecOutcome,
+    verdict: Result<Verdict, StoreError>,
+    spent: Duration,
+    mut extra: Vec<Finding>,
+) -> ExecOutcome {
+    match verdict {
+        Ok(v) => {
+            let mut out = out;
+            let mut findings = v.findings;
+            findings.append(&mut extra);
+            out.record_layer(LayerName::Monitor, spent, findings);
+            out
+        }
+        Err(e) => {
+            let mut out = unrecorded(out, &e);
+            out.record_layer(LayerName::Monitor, spent, extra);
+            out
+        }
+    }
+}
+
+impl<S> Service<ExecRequest> for MonitorService<S>
+where
+    S: Service<ExecRequest, Response = ExecOutcome> + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = ExecOutcome;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<ExecOutcome, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: ExecRequest) -> Self::Future {
+        let started = Instant::now();
+        let meta = RequestMeta::of(&req);
+        let monitor = self.monitor.clone();
+        let admitted = monitor.admit(&meta.tenant, &meta.agent, now_ms());
+        let spent_in = started.elapsed();
+        match admitted {
+            Ok(None) => {
+                let fut = self.inner.call(req);
+                Box::pin(async move {
+                    let out = fut.await?;
+                    let t = Instant::now();
+                    let (out, verdict) = record(monitor, meta, out).await;
+                    Ok(finish(out, verdict, spent_in + t.elapsed(), Vec::new()))
+                })
+            }
+            Ok(Some(refusal)) => Box::pin(async move {
+                let out = ExecOutcome::rejected(Status::Denied, vec![refusal.clone()]);
+                let (mut out, verdict) = record(monitor, meta, out).await;
+                out.findings.retain(|f| f.rule_id != "monitor.throttled");
+                Ok(finish(out, verdict, started.elapsed(), vec![refusal]))
+            }),
+            Err(e) => Box::pin(async move {
+                let out = unrecorded(ExecOutcome::rejected(Status::Error, vec![]), &e);
+                let mut out = out;
+                out.record_layer(LayerName::Monitor, started.elapsed(), Vec::new());
+                Ok(out)
+            }),
+        }
+    }
+}

@@ -1,0 +1,247 @@
+//! Quarantine and release at the monitor's layer, and the throttle.
+mod common;
+use common::*;
+use skillgate_core::{
+    BoxError, Caller, ExecOutcome, ExecRequest, Language, LayerName, QuarantineSource, Skill,
+    Status,
+};
+use skillgate_monitor::audit::{self, AuditRecord};
+use skillgate_monitor::detections::Detections;
+use skillgate_monitor::{Durability, Monitor, MonitorConfig, MonitorLayer, Store};
+use std::sync::Arc;
+use tower::{Layer, ServiceExt, service_fn};
+
+const T0: i64 = 1_800_000_000_000;
+
+#[test]
+fn strikes_quarantine_the_next_request_is_recorded_and_release_is_audited() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(dir.path(), Durability::Flush).unwrap());
+    let m = Monitor::new(
+        store.clone(),
+        Detections::builtin(),
+        &MonitorConfig::default(),
+    )
+    .unwrap();
+    let kill = with_status(Status::SecurityViolation);
+    for i in 0..2 {
+        let v = m.observe_at(&meta("mallory", "s"), &kill, T0 + i).unwrap();
+        assert!(!v.quarantined);
+        assert!(!store.is_quarantined("acme", "mallory").unwrap());
+    }
+    let v = m.observe_at(&meta("mallory", "s"), &kill, T0 + 2).unwrap();
+    assert!(v.quarantined, "{:?}", ids(&v));
+    let q = v
+        .findings
+        .iter()
+        .find(|f| f.rule_id == "monitor.quarantine")
+        .unwrap();
+    assert!(q.message.contains("3 strikes"), "{}", q.message);
+    assert!(store.is_quarantined("acme", "mallory").unwrap());
+    assert!(!store.is_quarantined("acme", "alice").unwrap());
+    assert!(!store.is_quarantined("other-tenant", "mallory").unwrap());
+
+    // Another process opening the same state sees the quarantine.
+    let again = Store::open(dir.path(), Durability::Flush).unwrap();
+    assert!(again.is_quarantined("acme", "mallory").unwrap());
+
+    // The next request (denied by the policy layer) is recorded, marked as quarantined.
+    let next = meta("mallory", "s");
+    m.observe_at(
+        &next,
+        &rejected(Status::Denied, LayerName::Policy, "quarantine"),
+        T0 + 3,
+    )
+    .unwrap();
+    assert!(store.request_ids().unwrap().contains(&next.request_id));
+
+    // Release: lifted, strikes cleared, audited.
+    let released = store
+        .release("acme", "mallory", "operator", T0 + 4)
+        .unwrap();
+    assert!(released.is_some());
+    assert!(!store.is_quarantined("acme", "mallory").unwrap());
+    assert!(
+        store
+            .release("acme", "mallory", "operator", T0 + 5)
+            .unwrap()
+            .is_none(),
+        "nothing to release twice"
+    );
+    let status = store.agent_status("acme", "mallory", T0 + 6, 0).unwrap();
+    assert_eq!(status.strikes, 0);
+    assert!(status.quarantine.is_none());
+
+    let trail = audit::read(&dir.path().join("audit.jsonl")).unwrap();
+    assert!(!trail.torn_tail);
+    let releases: Vec<_> = trail
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            AuditRecord::Release(r) => Some(r),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(releases.len(), 1);
+    assert_eq!(
+        (releases[0].agent.as_str(), releases[0].by.as_str()),
+        ("mallory", "operator")
+    );
+    assert!(releases[0].reason.contains("monitor.security_violation"));
+    let marked = trail.records.iter().any(|r| matches!(r, AuditRecord::Execution(e) if e.request_id == next.request_id && e.monitor.was_quarantined));
+    assert!(
+        marked,
+        "the quarantined agent's request is in the trail, marked"
+    );
+    let metrics = skillgate_monitor::metrics::render(&store, T0).unwrap();
+    assert!(
+        metrics.contains("skillgate_quarantines_total 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("skillgate_quarantine_releases_total 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("skillgate_quarantined_agents 0"),
+        "{metrics}"
+    );
+
+    // After the release, one violation is one strike again, not a quarantine.
+    let v = m.observe_at(&meta("mallory", "s"), &kill, T0 + 7).unwrap();
+    assert!(!v.quarantined);
+}
+
+#[test]
+fn strikes_outside_the_window_do_not_count() {
+    let m = memory_monitor();
+    let kill = with_status(Status::SecurityViolation);
+    let hour = 3_600_000;
+    for i in 0..3 {
+        let v = m.observe_at(&meta("a", "s"), &kill, T0 + i * hour).unwrap();
+        assert!(!v.quarantined, "strike {i} an hour apart");
+    }
+}
+
+fn request(agent: &str) -> ExecRequest {
+    let skill = Skill::builder("s", Language::Python, b"pass".to_vec()).build();
+    ExecRequest::new(Caller::new(agent, "acme"), skill, serde_json::json!({}))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_layer_throttles_after_a_denial_burst_and_records_refusals() {
+    let store = Arc::new(Store::open_in_memory().unwrap());
+    let cfg = MonitorConfig {
+        throttle_per_minute: 2,
+        ..Default::default()
+    };
+    let m = Monitor::new(store.clone(), Detections::builtin(), &cfg).unwrap();
+    let layer = MonitorLayer::new(m);
+    let denying = layer.layer(service_fn(|_r: ExecRequest| async {
+        Ok::<_, BoxError>(rejected(Status::Denied, LayerName::Policy, "forbid-all"))
+    }));
+    for _ in 0..5 {
+        let out = denying.clone().oneshot(request("eve")).await.unwrap();
+        assert_eq!(out.status, Status::Denied);
+    }
+    let out = denying.clone().oneshot(request("eve")).await.unwrap();
+    assert!(
+        out.findings
+            .iter()
+            .any(|f| f.rule_id == "monitor.denial_burst")
+    );
+    assert!(
+        store
+            .throttled_until("acme", "eve", skillgate_monitor::signals::now_ms())
+            .unwrap()
+            .is_some()
+    );
+
+    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let c = calls.clone();
+    let ok = layer.layer(service_fn(move |_r: ExecRequest| {
+        c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        async { Ok::<_, BoxError>(ran(10, MIB, 10)) }
+    }));
+    let mut refused = 0;
+    for _ in 0..5 {
+        let out = ok.clone().oneshot(request("eve")).await.unwrap();
+        assert_eq!(
+            out.layers[0].name,
+            LayerName::Monitor,
+            "the monitor records its timing first"
+        );
+        if out
+            .findings
+            .iter()
+            .any(|f| f.rule_id == "monitor.throttled")
+        {
+            assert_eq!(out.status, Status::Denied);
+            refused += 1;
+        }
+    }
+    // 2 per minute pass; the sixth denied request (after the burst) already used one.
+    assert_eq!(refused, 4);
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // Another agent is not throttled.
+    let out = ok.clone().oneshot(request("bob")).await.unwrap();
+    assert_eq!(out.status, Status::Ok);
+    // Every request, refused or not, is recorded once.
+    assert_eq!(store.request_ids().unwrap().len(), 6 + 5 + 1);
+    let trail = audit::parse(&store.audit_bytes().unwrap()).unwrap();
+    assert_eq!(trail.records.len(), 12);
+}
+
+#[tokio::test]
+async fn a_store_that_cannot_record_withholds_the_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(dir.path(), Durability::Flush).unwrap());
+    let m = Monitor::new(store, Detections::builtin(), &MonitorConfig::default()).unwrap();
+    // Make the database unwritable under the open connection: a schema change by another
+    // connection that drops the events table.
+    let conn = rusqlite_free_drop(dir.path());
+    assert!(conn);
+    let svc = MonitorLayer::new(m).layer(service_fn(|_r: ExecRequest| async {
+        let mut o = ran(10, MIB, 10);
+        o.stdout = b"result".to_vec();
+        Ok::<_, BoxError>(o)
+    }));
+    let out: ExecOutcome = svc.oneshot(request("a")).await.unwrap();
+    assert_eq!(out.status, Status::Error);
+    assert!(out.stdout.is_empty());
+    assert_eq!(out.findings[0].rule_id, "monitor.unrecorded");
+}
+
+/// Drops the events table through a second store handle's SQL, the way a corrupted or
+/// tampered state would look.
+fn rusqlite_free_drop(dir: &std::path::Path) -> bool {
+    std::process::Command::new("python3")
+        .arg("-c")
+        .arg("import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('DROP TABLE events'); c.commit()")
+        .arg(dir.join("state.db"))
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+#[test]
+fn opening_an_unusable_state_dir_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-dir");
+    std::fs::write(&file, b"x").unwrap();
+    let err = Store::open(&file, Durability::Flush)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not-a-dir"), "{err}");
+    let bad = dir.path().join("bad");
+    std::fs::create_dir(&bad).unwrap();
+    std::fs::write(
+        bad.join("state.db"),
+        b"this is not a database, just text that is long enough",
+    )
+    .unwrap();
+    let err = Store::open(&bad, Durability::Flush)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("bad"), "{err}");
+}

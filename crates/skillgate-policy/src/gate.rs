@@ -1,0 +1,291 @@
+//! [`Policy`]: the loaded schema, policies, grants and entities, and `authorize`.
+use crate::decision::{Decision, DecisionError, Verdict};
+use crate::error::LoadError;
+use crate::load::{self, BUILTIN_POLICIES, BUILTIN_SCHEMA, PolicySources};
+use crate::request::{Action, RunFacts, Uids};
+use cedar_policy::{Authorizer, Context, Entities, PolicyId, PolicySet, Request, Schema};
+use skillgate_core::{Caller, ExecRequest, NoQuarantine, QuarantineSource, Skill};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The Cedar policy gate, usable alone or as [`PolicyLayer`](crate::PolicyLayer).
+///
+/// Everything is parsed and validated once, at load; a request builds a small entity set
+/// (the agent, its groups and builder, the tenant, the skill and its owner) instead of
+/// touching a large store.
+///
+/// ```
+/// use skillgate_core::{Caller, Language, Skill, Visibility};
+/// use skillgate_policy::{Action, Policy, RunFacts};
+///
+/// let entities = r#"[
+///   {"uid": {"type": "Tenant", "id": "acme"}, "attrs": {}, "parents": []},
+///   {"uid": {"type": "Agent", "id": "analyst-1"},
+///    "attrs": {"tenant": {"__entity": {"type": "Tenant", "id": "acme"}},
+///              "can_execute_code": true, "quarantined": false},
+///    "parents": []}
+/// ]"#;
+/// let policy = Policy::builtin().unwrap().with_entities_json("inline", entities).unwrap();
+/// let skill = Skill::builder("analyze-rows", Language::Python, b"print(1)".to_vec())
+///     .tenant("acme").owner("builder-alice").visibility(Visibility::Public).build();
+/// let facts = RunFacts::for_skill(&skill, &Default::default());
+///
+/// let ok = policy.authorize(&Caller::new("analyst-1", "acme"), &skill, Action::Execute, &facts);
+/// assert!(ok.is_allowed());
+/// assert_eq!(ok.reasons, vec!["public-skills"]);
+///
+/// let stranger = policy.authorize(&Caller::new("intruder", "acme"), &skill, Action::Execute, &facts);
+/// assert!(!stranger.is_allowed());
+/// assert_eq!(stranger.reasons, vec!["no-code-right"]);
+/// ```
+#[derive(Clone)]
+pub struct Policy {
+    schema: Schema,
+    policies: PolicySet,
+    origin: HashMap<PolicyId, String>,
+    entities: Entities,
+    quarantine: Arc<dyn QuarantineSource>,
+    trust_caller_groups: bool,
+    uids: Uids,
+    authorizer: Arc<Authorizer>,
+}
+
+impl std::fmt::Debug for Policy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Policy")
+            .field("policies", &self.policies.policies().count())
+            .field("templates", &self.policies.templates().count())
+            .field("entities", &self.entities.len())
+            .field("quarantine", &self.quarantine)
+            .field("trust_caller_groups", &self.trust_caller_groups)
+            .finish()
+    }
+}
+
+impl Policy {
+    /// The built-in schema and policies, no entities (every agent unknown), no grants.
+    pub fn builtin() -> Result<Policy, LoadError> {
+        let files: Vec<(String, String)> = BUILTIN_POLICIES
+            .iter()
+            .map(|(name, text)| (format!("built-in {name}"), text.to_string()))
+            .collect();
+        Policy::from_texts(("built-in skillgate.cedarschema", BUILTIN_SCHEMA), &files)
+    }
+
+    /// A gate from a schema text and policy file texts, `(file name, text)`.
+    pub fn from_texts(
+        schema: (&str, &str),
+        policy_files: &[(String, String)],
+    ) -> Result<Policy, LoadError> {
+        let (schema_file, schema_text) = schema;
+        let schema = load::parse_schema(schema_file, schema_text)?;
+        let mut sets = Vec::with_capacity(policy_files.len());
+        for (file, text) in policy_files {
+            sets.push((file.clone(), load::parse_policy_file(&schema, file, text)?));
+        }
+        let (policies, origin) = load::merge(sets)?;
+        Ok(Policy {
+            schema,
+            policies,
+            origin,
+            entities: Entities::empty(),
+            quarantine: Arc::new(NoQuarantine),
+            trust_caller_groups: false,
+            uids: Uids::new(),
+            authorizer: Arc::new(Authorizer::new()),
+        })
+    }
+
+    /// Loads what `sources` names (built-in policies when it names no folder).
+    pub fn load(sources: &PolicySources) -> Result<Policy, LoadError> {
+        let mut policy = match &sources.policies {
+            None => Policy::builtin()?,
+            Some(dir) => {
+                let dir = load::read_policy_dir(dir)?;
+                let (schema_file, schema_text) = dir.schema.unwrap_or_else(|| {
+                    (
+                        "built-in skillgate.cedarschema".to_string(),
+                        BUILTIN_SCHEMA.to_string(),
+                    )
+                });
+                Policy::from_texts((&schema_file, &schema_text), &dir.policies)?
+            }
+        };
+        if let Some(path) = &sources.entities {
+            let text = load::read_file(path)?;
+            policy = policy.with_entities_json(&path.display().to_string(), &text)?;
+        }
+        if let Some(path) = &sources.grants {
+            let text = load::read_file(path)?;
+            policy = policy.with_grants_json(&path.display().to_string(), &text)?;
+        }
+        policy.trust_caller_groups = sources.trust_caller_groups;
+        Ok(policy)
+    }
+
+    /// Replaces the entities with a Cedar entities JSON document, validated against the
+    /// schema. `file` names it in errors.
+    pub fn with_entities_json(mut self, file: &str, text: &str) -> Result<Policy, LoadError> {
+        self.entities = load::parse_entities(&self.schema, file, text)?;
+        Ok(self)
+    }
+
+    /// Links the grants of a grants JSON document (see [`crate::grants`]).
+    pub fn with_grants_json(mut self, file: &str, text: &str) -> Result<Policy, LoadError> {
+        load::link_grants(
+            &self.schema,
+            &mut self.policies,
+            &mut self.origin,
+            file,
+            text,
+        )?;
+        Ok(self)
+    }
+
+    /// Sets where quarantine verdicts come from (default: nobody is quarantined).
+    pub fn with_quarantine(mut self, source: Arc<dyn QuarantineSource>) -> Policy {
+        self.quarantine = source;
+        self
+    }
+
+    /// Whether groups a caller asserts are added to the agent's groups.
+    pub fn with_trusted_caller_groups(mut self, trust: bool) -> Policy {
+        self.trust_caller_groups = trust;
+        self
+    }
+
+    /// The schema.
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    /// The entities loaded from the entities file.
+    pub fn entities(&self) -> &Entities {
+        &self.entities
+    }
+
+    /// The tenant the entities file gives agent `agent_id`, if it declares the agent.
+    pub fn agent_tenant(&self, agent_id: &str) -> Option<String> {
+        let uid = cedar_policy::EntityUid::from_type_name_and_id(
+            "Agent".parse().ok()?,
+            cedar_policy::EntityId::new(agent_id),
+        );
+        match self.entities.get(&uid)?.attr("tenant")? {
+            Ok(cedar_policy::EvalResult::EntityUid(t)) => Some(t.id().unescaped().to_string()),
+            _ => None,
+        }
+    }
+
+    /// Every policy id (static policies, templates and grant links) with the file it comes
+    /// from, sorted by id.
+    pub fn policy_ids(&self) -> Vec<(String, String)> {
+        let mut ids: Vec<(String, String)> = self
+            .origin
+            .iter()
+            .map(|(id, file)| (id.to_string(), file.clone()))
+            .collect();
+        ids.sort();
+        ids
+    }
+
+    /// May `caller` do `action` on `skill`? Any error (an unknown tenant, an unreadable
+    /// quarantine store, a policy whose evaluation errs) denies.
+    pub fn authorize(
+        &self,
+        caller: &Caller,
+        skill: &Skill,
+        action: Action,
+        facts: &RunFacts,
+    ) -> Decision {
+        let context = match facts.to_context() {
+            Ok(c) => c,
+            Err(e) => return Decision::deny_with_error(e),
+        };
+        self.authorize_with_context(caller, skill, action, context)
+    }
+
+    /// Like [`authorize`](Self::authorize), with a context built by the caller (it is
+    /// validated against the schema).
+    pub fn authorize_with_context(
+        &self,
+        caller: &Caller,
+        skill: &Skill,
+        action: Action,
+        context: Context,
+    ) -> Decision {
+        let quarantined = match self
+            .quarantine
+            .is_quarantined(&caller.tenant, &caller.agent_id)
+        {
+            Ok(q) => q,
+            Err(e) => {
+                return Decision::deny_with_error(format!(
+                    "cannot tell whether agent `{}` is quarantined: {e}",
+                    caller.agent_id
+                ));
+            }
+        };
+        let parts = crate::request::Parts {
+            store: &self.entities,
+            schema: &self.schema,
+            uids: &self.uids,
+            trust_caller_groups: self.trust_caller_groups,
+        };
+        let (principal, resource, entities) = match parts.entities(caller, skill, quarantined) {
+            Ok(built) => built,
+            Err(e) => return Decision::deny_with_error(e),
+        };
+        let request = match Request::new(
+            principal,
+            self.uids.action(action),
+            resource,
+            context,
+            Some(&self.schema),
+        ) {
+            Ok(r) => r,
+            Err(e) => {
+                return Decision::deny_with_error(format!(
+                    "the request does not fit the schema: {}",
+                    load::diagnostic_text(&e)
+                ));
+            }
+        };
+        let response = self
+            .authorizer
+            .is_authorized(&request, &self.policies, &entities);
+        let mut reasons: Vec<String> = response
+            .diagnostics()
+            .reason()
+            .map(|id| id.to_string())
+            .collect();
+        reasons.sort();
+        let mut errors: Vec<DecisionError> = response
+            .diagnostics()
+            .errors()
+            .map(|e| match e {
+                cedar_policy::AuthorizationError::PolicyEvaluationError(pe) => DecisionError {
+                    policy_id: Some(pe.policy_id().to_string()),
+                    message: pe.inner().to_string(),
+                },
+            })
+            .collect();
+        errors.sort_by(|a, b| a.policy_id.cmp(&b.policy_id));
+        let allowed = response.decision() == cedar_policy::Decision::Allow && errors.is_empty();
+        Decision {
+            decision: if allowed {
+                Verdict::Allow
+            } else {
+                Verdict::Deny
+            },
+            reasons,
+            errors,
+        }
+    }
+
+    /// The decision for an execution request: `execute`, with the context from the skill
+    /// and the request's spec.
+    pub fn authorize_request(&self, req: &ExecRequest) -> Decision {
+        let facts = RunFacts::for_skill(&req.skill, &req.spec.limits);
+        self.authorize(&req.caller, &req.skill, Action::Execute, &facts)
+    }
+}

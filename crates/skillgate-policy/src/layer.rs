@@ -1,0 +1,139 @@
+//! [`PolicyLayer`]: the gate as a tower layer.
+use crate::decision::PolicyDecision;
+use crate::{Decision, Policy};
+use skillgate_core::{ExecOutcome, ExecRequest, Finding, LayerName, Severity, Status};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Instant;
+use tower::{Layer, Service};
+
+/// Rule id of the finding for a deny that no policy forbade: nothing permitted it.
+pub const DEFAULT_DENY: &str = "default-deny";
+/// Rule id of the finding for an error outside any policy (the request could not be built).
+pub const REQUEST_ERROR: &str = "policy.request";
+
+/// Authorizes every request with a [`Policy`] (`execute` on the request's skill). A deny
+/// makes the outcome `denied`, with one finding per deciding policy (its id as the rule
+/// id) and per error; an allow puts the [`PolicyDecision`] on the request's extensions.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// use skillgate_core::{Caller, ExecOutcome, ExecRequest, Language, Skill, Status};
+/// use skillgate_policy::{Policy, PolicyLayer};
+/// use tower::{Layer, ServiceExt, service_fn};
+///
+/// let inner = service_fn(|_req: ExecRequest| async {
+///     Ok::<_, std::convert::Infallible>(ExecOutcome { status: Status::Ok, ..Default::default() })
+/// });
+/// let svc = PolicyLayer::new(Policy::builtin().unwrap()).layer(inner);
+/// let skill = Skill::builder("s", Language::Python, b"".to_vec()).tenant("acme").build();
+/// let out = svc.oneshot(ExecRequest::new(Caller::new("nobody", "acme"), skill, Default::default()))
+///     .await.unwrap();
+/// assert_eq!(out.status, Status::Denied);
+/// assert_eq!(out.findings[0].rule_id, "no-code-right");
+/// # });
+/// ```
+#[derive(Debug, Clone)]
+pub struct PolicyLayer {
+    policy: Arc<Policy>,
+}
+
+impl PolicyLayer {
+    /// The layer around a loaded policy.
+    pub fn new(policy: impl Into<Arc<Policy>>) -> Self {
+        PolicyLayer {
+            policy: policy.into(),
+        }
+    }
+}
+
+impl<S> Layer<S> for PolicyLayer {
+    type Service = PolicyService<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        PolicyService {
+            inner,
+            policy: self.policy.clone(),
+        }
+    }
+}
+
+/// The service of [`PolicyLayer`].
+#[derive(Debug, Clone)]
+pub struct PolicyService<S> {
+    inner: S,
+    policy: Arc<Policy>,
+}
+
+/// The findings of a deny: one per forbidding policy, one per error, or one
+/// `default-deny` when nothing permitted.
+pub fn deny_findings(decision: &Decision, agent: &str, skill: &str) -> Vec<Finding> {
+    let mut findings: Vec<Finding> = decision
+        .reasons
+        .iter()
+        .map(|id| {
+            Finding::new(
+                LayerName::Policy,
+                id.clone(),
+                Severity::High,
+                format!("policy `{id}` forbids agent `{agent}` to execute skill `{skill}`"),
+            )
+        })
+        .collect();
+    findings.extend(decision.errors.iter().map(|e| {
+        Finding::new(
+            LayerName::Policy,
+            e.policy_id
+                .clone()
+                .unwrap_or_else(|| REQUEST_ERROR.to_string()),
+            Severity::High,
+            format!("denied because the decision erred: {e}"),
+        )
+    }));
+    if findings.is_empty() {
+        findings.push(Finding::new(
+            LayerName::Policy,
+            DEFAULT_DENY,
+            Severity::Medium,
+            format!("no policy permits agent `{agent}` to execute skill `{skill}`"),
+        ));
+    }
+    findings
+}
+
+impl<S> Service<ExecRequest> for PolicyService<S>
+where
+    S: Service<ExecRequest, Response = ExecOutcome> + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = ExecOutcome;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<ExecOutcome, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut req: ExecRequest) -> Self::Future {
+        let started = Instant::now();
+        let decision = self.policy.authorize_request(&req);
+        if !decision.is_allowed() {
+            let findings = deny_findings(&decision, &req.caller.agent_id, &req.skill.name);
+            let spent = started.elapsed();
+            return Box::pin(async move {
+                let mut out = ExecOutcome::rejected(Status::Denied, Vec::new());
+                out.record_layer(LayerName::Policy, spent, findings);
+                Ok(out)
+            });
+        }
+        req.extensions.insert(PolicyDecision(decision));
+        let spent = started.elapsed();
+        let fut = self.inner.call(req);
+        Box::pin(async move {
+            let mut out = fut.await?;
+            out.record_layer(LayerName::Policy, spent, Vec::new());
+            Ok(out)
+        })
+    }
+}

@@ -1,0 +1,47 @@
+//! Layer 1 of skillgate: the Cedar policy gate. It answers "may this agent execute this
+//! skill, here, now?" before anything else looks at the code.
+//!
+//! - The **schema** and **default policies** are data in `rules/policies/`, embedded as the
+//!   built-in defaults ([`BUILTIN_SCHEMA`], [`BUILTIN_POLICIES`]); a folder of your own
+//!   replaces them ([`PolicySources::policies`]).
+//! - **Entities** (tenants, agents, agent groups, builders) come from a Cedar entities
+//!   JSON file; the **skill** from its folder's `SKILL.md`; the **caller** (agent id,
+//!   tenant) from whoever calls the pipeline; quarantine from a
+//!   [`QuarantineSource`](skillgate_core::QuarantineSource). See [`entities`].
+//! - **Grants** for restricted skills are links of a policy template, one per grant, from
+//!   a grants file ([`grants`]).
+//! - Everything is validated strictly at load; any error refuses to start and names the
+//!   file, line and problem ([`LoadError`]).
+//! - Deciding fails closed: a policy whose evaluation errs denies the request
+//!   (Cedar alone would skip it), and so does a request that cannot be built.
+//!
+//! Use it alone with [`Policy::authorize`], or as a tower layer with [`PolicyLayer`].
+
+mod decision;
+mod error;
+mod gate;
+mod json_array;
+mod layer;
+mod load;
+mod request;
+
+pub mod fuzz;
+pub mod listing;
+pub mod testfile;
+
+pub use decision::{Decision, DecisionError, PolicyDecision, Verdict};
+pub use error::LoadError;
+pub use gate::Policy;
+pub use layer::{DEFAULT_DENY, PolicyLayer, PolicyService, REQUEST_ERROR, deny_findings};
+pub use load::{BUILTIN_POLICIES, BUILTIN_SCHEMA, MAX_FILE_BYTES, PolicySources};
+pub use request::{Action, RunFacts};
+
+/// Where agents, groups, builders and tenants come from, and how a request is built.
+pub mod entities {
+    #![doc = include_str!("../ENTITIES.md")]
+}
+
+/// The grants file: one template link per grant.
+pub mod grants {
+    #![doc = include_str!("../GRANTS.md")]
+}

@@ -1,0 +1,407 @@
+//! Loading: the schema, the policy files, the entities file and the grants file, each
+//! parsed and validated once, strictly, at start. Any problem refuses to start.
+use crate::error::LoadError;
+use crate::json_array::{element_error, parse_array};
+use cedar_policy::{
+    Entities, EntityId, EntityTypeName, EntityUid, PolicyId, PolicySet, Schema, SlotId,
+    ValidationMode, Validator,
+};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// The built-in schema (`rules/policies/skillgate.cedarschema`).
+pub const BUILTIN_SCHEMA: &str = include_str!("../../../rules/policies/skillgate.cedarschema");
+
+/// The built-in policy files (`rules/policies/*.cedar`), by file name.
+pub const BUILTIN_POLICIES: &[(&str, &str)] = &[
+    (
+        "tenancy.cedar",
+        include_str!("../../../rules/policies/tenancy.cedar"),
+    ),
+    (
+        "agents.cedar",
+        include_str!("../../../rules/policies/agents.cedar"),
+    ),
+    (
+        "visibility.cedar",
+        include_str!("../../../rules/policies/visibility.cedar"),
+    ),
+];
+
+/// Largest policy, schema, entities or grants file read, in bytes.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Where the gate's data comes from: the `[policy]` section of `skillgate.toml`, or the
+/// CLI's `--policies`, `--entities` and `--grants`.
+///
+/// ```
+/// let s: skillgate_policy::PolicySources = serde_json::from_value(serde_json::json!({
+///     "entities": "entities.json", "grants": "grants.json"
+/// })).unwrap();
+/// assert!(s.policies.is_none(), "built-in policies by default");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PolicySources {
+    /// A folder of `*.cedar` files, and optionally one `*.cedarschema` file, replacing the
+    /// built-in policies (and schema). Default: the built-in ones.
+    pub policies: Option<PathBuf>,
+    /// A Cedar entities JSON file: tenants, agents, agent groups, builders. Default:
+    /// none, so every agent is unknown and has no right to run code.
+    pub entities: Option<PathBuf>,
+    /// A grants file linking policy templates (see [`crate::grants`]). Default: none.
+    pub grants: Option<PathBuf>,
+    /// Add the groups a caller asserts (`Caller::groups`) to the agent's groups from the
+    /// entities file. Only for deployments where the caller is a trusted platform.
+    pub trust_caller_groups: bool,
+}
+
+impl PolicySources {
+    /// Makes relative paths relative to `base` (the config file's folder).
+    pub fn resolve_relative_to(&mut self, base: &Path) {
+        for p in [&mut self.policies, &mut self.entities, &mut self.grants]
+            .into_iter()
+            .flatten()
+        {
+            if p.is_relative() {
+                *p = base.join(&*p);
+            }
+        }
+    }
+}
+
+pub(crate) fn read_file(path: &Path) -> Result<String, LoadError> {
+    let name = path.display().to_string();
+    let meta =
+        std::fs::metadata(path).map_err(|e| LoadError::file(&name, format!("cannot read: {e}")))?;
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(LoadError::file(
+            &name,
+            format!(
+                "{} bytes, larger than the {MAX_FILE_BYTES} bytes allowed",
+                meta.len()
+            ),
+        ));
+    }
+    std::fs::read_to_string(path).map_err(|e| LoadError::file(&name, format!("cannot read: {e}")))
+}
+
+/// The policy files of a folder: its `*.cedar` files sorted by name, and its schema file
+/// if it has one.
+pub(crate) struct PolicyDir {
+    pub(crate) schema: Option<(String, String)>,
+    pub(crate) policies: Vec<(String, String)>,
+}
+
+pub(crate) fn read_policy_dir(dir: &Path) -> Result<PolicyDir, LoadError> {
+    let name = dir.display().to_string();
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| LoadError::file(&name, format!("cannot read the policy folder: {e}")))?;
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|e| LoadError::file(&name, format!("cannot list: {e}")))?;
+        paths.push(entry.path());
+    }
+    paths.sort();
+    let mut schema = None;
+    let mut policies = Vec::new();
+    for path in paths {
+        let file = path.display().to_string();
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("cedar") => policies.push((file, read_file(&path)?)),
+            Some("cedarschema") => {
+                if let Some((first, _)) = &schema {
+                    return Err(LoadError::file(
+                        file,
+                        format!(
+                            "a second schema file; {first} is already the schema (one per folder)"
+                        ),
+                    ));
+                }
+                schema = Some((file, read_file(&path)?));
+            }
+            _ => {}
+        }
+    }
+    if policies.is_empty() {
+        return Err(LoadError::file(
+            name,
+            "no *.cedar policy file in the folder",
+        ));
+    }
+    Ok(PolicyDir { schema, policies })
+}
+
+/// Parses a schema in the Cedar schema syntax.
+pub(crate) fn parse_schema(file: &str, text: &str) -> Result<Schema, LoadError> {
+    match Schema::from_cedarschema_str(text) {
+        Ok((schema, _warnings)) => Ok(schema),
+        Err(e) => Err(LoadError::from_diagnostic(file, text, &e)),
+    }
+}
+
+/// Parses one policy file, renames each policy and template to its `@id`, and validates
+/// it strictly against `schema`.
+pub(crate) fn parse_policy_file(
+    schema: &Schema,
+    file: &str,
+    text: &str,
+) -> Result<PolicySet, LoadError> {
+    let parsed =
+        PolicySet::from_str(text).map_err(|e| LoadError::from_diagnostic(file, text, &e))?;
+    let result = Validator::new(schema.clone()).validate(&parsed, ValidationMode::Strict);
+    if let Some(err) = result.validation_errors().next() {
+        let count = result.validation_errors().count();
+        let mut diag = LoadError::from_diagnostic(file, text, err);
+        if let Some(id) = parsed
+            .policy(err.policy_id())
+            .and_then(|p| p.annotation("id"))
+            .or_else(|| {
+                parsed
+                    .template(err.policy_id())
+                    .and_then(|t| t.annotation("id"))
+            })
+        {
+            diag.message = format!("policy `{id}`: {}", diag.message);
+        }
+        if count > 1 {
+            diag.message
+                .push_str(&format!(" (and {} more validation errors)", count - 1));
+        }
+        return Err(diag);
+    }
+    let mut out = PolicySet::new();
+    for policy in parsed.policies() {
+        let id = annotated_id(file, text, policy.annotation("id"), &policy.to_string())?;
+        out.add(policy.new_id(id))
+            .map_err(|e| LoadError::file(file, e.to_string()))?;
+    }
+    for template in parsed.templates() {
+        let id = annotated_id(file, text, template.annotation("id"), &template.to_string())?;
+        out.add_template(template.new_id(id))
+            .map_err(|e| LoadError::file(file, e.to_string()))?;
+    }
+    Ok(out)
+}
+
+fn annotated_id(
+    file: &str,
+    text: &str,
+    id: Option<&str>,
+    source: &str,
+) -> Result<PolicyId, LoadError> {
+    match id {
+        Some(id) if !id.trim().is_empty() => Ok(PolicyId::new(id)),
+        _ => {
+            let first_line = source.lines().next().unwrap_or_default();
+            Err(LoadError::at_offset(
+                file,
+                text,
+                text.find(source).or_else(|| text.find(first_line)),
+                format!(
+                    "policy `{first_line}` has no @id(\"...\") annotation; every policy needs one (it names the policy in reports)"
+                ),
+            ))
+        }
+    }
+}
+
+/// Merges per-file policy sets, refusing an id used twice.
+pub(crate) fn merge(
+    files: Vec<(String, PolicySet)>,
+) -> Result<(PolicySet, HashMap<PolicyId, String>), LoadError> {
+    let mut out = PolicySet::new();
+    let mut origin: HashMap<PolicyId, String> = HashMap::new();
+    for (file, set) in files {
+        let ids = set
+            .policies()
+            .map(|p| p.id().clone())
+            .chain(set.templates().map(|t| t.id().clone()));
+        for id in ids {
+            if let Some(first) = origin.get(&id) {
+                return Err(LoadError::file(
+                    &file,
+                    format!("policy id `{id}` is already used in {first}; ids must be unique"),
+                ));
+            }
+            origin.insert(id, file.clone());
+        }
+        for p in set.policies() {
+            out.add(p.clone())
+                .map_err(|e| LoadError::file(&file, e.to_string()))?;
+        }
+        for t in set.templates() {
+            out.add_template(t.clone())
+                .map_err(|e| LoadError::file(&file, e.to_string()))?;
+        }
+    }
+    Ok((out, origin))
+}
+
+/// Parses a Cedar entities JSON file against `schema`. Skill entities are refused:
+/// a skill's attributes come from its folder.
+pub(crate) fn parse_entities(
+    schema: &Schema,
+    file: &str,
+    text: &str,
+) -> Result<Entities, LoadError> {
+    let items = parse_array(file, text)?;
+    for (i, item) in items.iter().enumerate() {
+        let ty = item
+            .get("uid")
+            .and_then(|u| u.get("type"))
+            .and_then(|t| t.as_str());
+        if ty == Some("Skill") {
+            return Err(element_error(
+                file,
+                text,
+                i,
+                "Skill entities do not belong in the entities file: a skill's tenant, owner and visibility come from its SKILL.md",
+            ));
+        }
+    }
+    match Entities::from_json_value(serde_json::Value::Array(items.clone()), Some(schema)) {
+        Ok(entities) => Ok(entities),
+        Err(whole) => {
+            // Name the first element that is wrong on its own, with its line.
+            for (i, item) in items.iter().enumerate() {
+                if let Err(e) = Entities::from_json_value(
+                    serde_json::Value::Array(vec![item.clone()]),
+                    Some(schema),
+                ) {
+                    return Err(element_error(file, text, i, diagnostic_text(&e)));
+                }
+            }
+            Err(LoadError::file(file, diagnostic_text(&whole)))
+        }
+    }
+}
+
+/// A diagnostic's message with its causes and help, on one line.
+pub(crate) fn diagnostic_text(e: &dyn miette::Diagnostic) -> String {
+    let mut msg = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !msg.contains(&s_text) {
+            msg.push_str(&format!(": {s_text}"));
+        }
+        source = s.source();
+    }
+    if let Some(help) = e.help() {
+        msg.push_str(&format!(" (help: {help})"));
+    }
+    msg
+}
+
+/// One grant: a template linked to a principal and a resource.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Grant {
+    /// Id of the linked policy (default `grant-N`, N its 1-based position).
+    #[serde(default)]
+    id: Option<String>,
+    /// The template's `@id`.
+    template: String,
+    /// `?principal`.
+    #[serde(default)]
+    principal: Option<Uid>,
+    /// `?resource`.
+    #[serde(default)]
+    resource: Option<Uid>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Uid {
+    #[serde(rename = "type")]
+    ty: String,
+    id: String,
+}
+
+impl Uid {
+    fn to_cedar(&self) -> Result<EntityUid, String> {
+        let ty = EntityTypeName::from_str(&self.ty)
+            .map_err(|e| format!("`{}` is not an entity type name: {e}", self.ty))?;
+        Ok(EntityUid::from_type_name_and_id(
+            ty,
+            EntityId::new(&self.id),
+        ))
+    }
+}
+
+/// Links every grant of a grants file into `policies`, then validates the links
+/// strictly against `schema`. Returns how many grants were linked.
+pub(crate) fn link_grants(
+    schema: &Schema,
+    policies: &mut PolicySet,
+    origin: &mut HashMap<PolicyId, String>,
+    file: &str,
+    text: &str,
+) -> Result<usize, LoadError> {
+    let items = parse_array(file, text)?;
+    let mut positions: HashMap<PolicyId, usize> = HashMap::new();
+    for (i, item) in items.into_iter().enumerate() {
+        let grant: Grant = serde_json::from_value(item)
+            .map_err(|e| element_error(file, text, i, e.to_string()))?;
+        let template = PolicyId::new(&grant.template);
+        if policies.template(&template).is_none() {
+            return Err(element_error(
+                file,
+                text,
+                i,
+                format!("no policy template with @id(\"{}\")", grant.template),
+            ));
+        }
+        let id = PolicyId::new(
+            grant
+                .id
+                .clone()
+                .unwrap_or_else(|| format!("grant-{}", i + 1)),
+        );
+        if let Some(first) = origin.get(&id) {
+            return Err(element_error(
+                file,
+                text,
+                i,
+                format!("policy id `{id}` is already used in {first}"),
+            ));
+        }
+        let mut vals = HashMap::new();
+        for (slot, uid) in [
+            (SlotId::principal(), &grant.principal),
+            (SlotId::resource(), &grant.resource),
+        ] {
+            if let Some(uid) = uid {
+                vals.insert(
+                    slot,
+                    uid.to_cedar()
+                        .map_err(|e| element_error(file, text, i, e))?,
+                );
+            }
+        }
+        policies
+            .link(template, id.clone(), vals)
+            .map_err(|e| element_error(file, text, i, diagnostic_text(&e)))?;
+        origin.insert(id.clone(), file.to_string());
+        positions.insert(id, i);
+    }
+    let result = Validator::new(schema.clone()).validate(policies, ValidationMode::Strict);
+    if let Some(err) = result.validation_errors().next() {
+        let msg = diagnostic_text(err);
+        return Err(match positions.get(err.policy_id()) {
+            Some(&i) => element_error(file, text, i, msg),
+            None => LoadError::file(file, msg),
+        });
+    }
+    // A link that can never apply (an entity type that can hold no agent) is a mistake,
+    // not a grant: the validator only warns about it, the loader refuses it.
+    for warning in result.validation_warnings() {
+        if let Some(&i) = positions.get(warning.policy_id()) {
+            return Err(element_error(file, text, i, diagnostic_text(warning)));
+        }
+    }
+    Ok(positions.len())
+}

@@ -1,0 +1,335 @@
+//! Building one Cedar request: the per-request entity set and the context.
+use cedar_policy::{
+    Context, Entities, Entity, EntityId, EntityTypeName, EntityUid, EvalResult,
+    RestrictedExpression, Schema,
+};
+use skillgate_core::{Caller, Limits, Skill};
+use std::collections::{HashMap, HashSet};
+use std::str::FromStr;
+use std::time::Duration;
+
+/// The Cedar actions of the schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Action {
+    /// `Action::"execute"`: run the skill.
+    Execute,
+    /// `Action::"view"`: see that it exists (discovery).
+    View,
+}
+
+impl Action {
+    /// The action's Cedar id.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Action::Execute => "execute",
+            Action::View => "view",
+        }
+    }
+}
+
+impl FromStr for Action {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "execute" => Ok(Action::Execute),
+            "view" => Ok(Action::View),
+            _ => Err(format!("unknown action `{s}` (expected execute or view)")),
+        }
+    }
+}
+
+/// The request context: what the pipeline knows about the run asked for.
+///
+/// ```
+/// use skillgate_core::{Language, Limits, Skill};
+/// let skill = Skill::builder("s", Language::Python, b"".to_vec()).build();
+/// let facts = skillgate_policy::RunFacts::for_skill(&skill, &Limits::default());
+/// assert!(!facts.network_requested);
+/// assert_eq!(facts.wall_timeout_ms, Limits::default().wall_timeout.as_millis() as i64);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunFacts {
+    /// `python` or `javascript`.
+    pub language: String,
+    /// The skill asks for network access.
+    pub network_requested: bool,
+    /// Wall-clock limit asked for, in milliseconds.
+    pub wall_timeout_ms: i64,
+    /// CPU-time limit asked for, in milliseconds (`i64::MAX` when none is set, so a policy
+    /// bounding it denies).
+    pub cpu_time_ms: i64,
+    /// Memory asked for, in bytes.
+    pub memory_bytes: i64,
+    /// Processes asked for.
+    pub pids: i64,
+    /// Largest file asked for, in bytes.
+    pub file_size_bytes: i64,
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn long(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+impl RunFacts {
+    /// The facts of running `skill`: its own limit requests where it makes them, the
+    /// `defaults` otherwise.
+    pub fn for_skill(skill: &Skill, defaults: &Limits) -> RunFacts {
+        let asked = &skill.limits;
+        RunFacts {
+            language: skill.language.as_str().to_string(),
+            network_requested: !skill.network.is_none(),
+            wall_timeout_ms: millis(asked.wall_timeout.unwrap_or(defaults.wall_timeout)),
+            cpu_time_ms: asked
+                .cpu_time
+                .or(defaults.cpu_time)
+                .map(millis)
+                .unwrap_or(i64::MAX),
+            memory_bytes: long(asked.memory_bytes.unwrap_or(defaults.memory_bytes)),
+            pids: i64::from(asked.pids.unwrap_or(defaults.pids)),
+            file_size_bytes: long(asked.file_size_bytes.unwrap_or(defaults.file_size_bytes)),
+        }
+    }
+
+    /// The Cedar context record (`RunContext` in the schema).
+    pub fn to_context(&self) -> Result<Context, String> {
+        let limits = RestrictedExpression::new_record([
+            (
+                "wall_timeout_ms".to_string(),
+                RestrictedExpression::new_long(self.wall_timeout_ms),
+            ),
+            (
+                "cpu_time_ms".to_string(),
+                RestrictedExpression::new_long(self.cpu_time_ms),
+            ),
+            (
+                "memory_bytes".to_string(),
+                RestrictedExpression::new_long(self.memory_bytes),
+            ),
+            (
+                "pids".to_string(),
+                RestrictedExpression::new_long(self.pids),
+            ),
+            (
+                "file_size_bytes".to_string(),
+                RestrictedExpression::new_long(self.file_size_bytes),
+            ),
+        ])
+        .map_err(|e| e.to_string())?;
+        Context::from_pairs([
+            (
+                "language".to_string(),
+                RestrictedExpression::new_string(self.language.clone()),
+            ),
+            (
+                "network_requested".to_string(),
+                RestrictedExpression::new_bool(self.network_requested),
+            ),
+            ("limits".to_string(), limits),
+        ])
+        .map_err(|e| e.to_string())
+    }
+}
+
+/// The entity type names the pipeline builds requests from.
+#[derive(Debug, Clone)]
+pub(crate) struct Uids {
+    tenant: EntityTypeName,
+    agent: EntityTypeName,
+    group: EntityTypeName,
+    skill: EntityTypeName,
+    builder: EntityTypeName,
+    execute: EntityUid,
+    view: EntityUid,
+}
+
+fn type_name(s: &str) -> EntityTypeName {
+    // The names are constants of this crate, valid Cedar identifiers.
+    EntityTypeName::from_str(s).unwrap_or_else(|e| unreachable!("bad built-in type `{s}`: {e}"))
+}
+
+impl Uids {
+    pub(crate) fn new() -> Self {
+        let action = type_name("Action");
+        Uids {
+            tenant: type_name("Tenant"),
+            agent: type_name("Agent"),
+            group: type_name("AgentGroup"),
+            skill: type_name("Skill"),
+            builder: type_name("Builder"),
+            execute: EntityUid::from_type_name_and_id(action.clone(), EntityId::new("execute")),
+            view: EntityUid::from_type_name_and_id(action, EntityId::new("view")),
+        }
+    }
+
+    pub(crate) fn action(&self, a: Action) -> EntityUid {
+        match a {
+            Action::Execute => self.execute.clone(),
+            Action::View => self.view.clone(),
+        }
+    }
+
+    fn uid(ty: &EntityTypeName, id: &str) -> EntityUid {
+        EntityUid::from_type_name_and_id(ty.clone(), EntityId::new(id))
+    }
+
+    /// `Skill::"TENANT/NAME"`.
+    pub(crate) fn skill(&self, tenant: &str, name: &str) -> EntityUid {
+        Self::uid(&self.skill, &format!("{tenant}/{name}"))
+    }
+}
+
+/// What a request is built from.
+pub(crate) struct Parts<'a> {
+    pub(crate) store: &'a Entities,
+    pub(crate) schema: &'a Schema,
+    pub(crate) uids: &'a Uids,
+    pub(crate) trust_caller_groups: bool,
+}
+
+impl Parts<'_> {
+    /// The principal, the resource and the small entity set of one request.
+    pub(crate) fn entities(
+        &self,
+        caller: &Caller,
+        skill: &Skill,
+        quarantined: bool,
+    ) -> Result<(EntityUid, EntityUid, Entities), String> {
+        let u = self.uids;
+        let Some(skill_tenant) = skill.tenant.as_deref() else {
+            return Err(format!(
+                "skill `{}` declares no tenant (metadata `skillgate.tenant` in SKILL.md); a skill without a tenant belongs to nobody and runs for nobody",
+                skill.name
+            ));
+        };
+        let caller_tenant = Uids::uid(&u.tenant, &caller.tenant);
+        let agent_uid = Uids::uid(&u.agent, &caller.agent_id);
+        let mut set: HashMap<EntityUid, Entity> = HashMap::new();
+
+        let agent = match self.store.get(&agent_uid) {
+            Some(known) => {
+                match known.attr("tenant") {
+                    Some(Ok(EvalResult::EntityUid(t))) if t == caller_tenant => {}
+                    Some(Ok(EvalResult::EntityUid(t))) => {
+                        return Err(format!(
+                            "agent `{}` belongs to tenant `{}` in the entities file, not to `{}` as the caller says",
+                            caller.agent_id,
+                            t.id().unescaped(),
+                            caller.tenant
+                        ));
+                    }
+                    _ => {
+                        return Err(format!(
+                            "agent `{}` has no tenant entity in the entities file",
+                            caller.agent_id
+                        ));
+                    }
+                }
+                let on_file = matches!(known.attr("quarantined"), Some(Ok(EvalResult::Bool(true))));
+                let (uid, mut attrs, mut parents) = known.clone().into_inner();
+                attrs.insert(
+                    "quarantined".to_string(),
+                    RestrictedExpression::new_bool(on_file || quarantined),
+                );
+                self.add_caller_groups(caller, &mut parents);
+                for parent in &parents {
+                    if let Some(p) = self.store.get(parent) {
+                        set.insert(parent.clone(), p.clone());
+                    }
+                }
+                Entity::new(uid, attrs, parents).map_err(|e| e.to_string())?
+            }
+            None => {
+                // An agent nobody declared: its caller's tenant, no right to run code.
+                let mut parents = HashSet::new();
+                self.add_caller_groups(caller, &mut parents);
+                for parent in &parents {
+                    if let Some(p) = self.store.get(parent) {
+                        set.insert(parent.clone(), p.clone());
+                    }
+                }
+                let attrs = HashMap::from([
+                    (
+                        "tenant".to_string(),
+                        RestrictedExpression::new_entity_uid(caller_tenant.clone()),
+                    ),
+                    (
+                        "can_execute_code".to_string(),
+                        RestrictedExpression::new_bool(false),
+                    ),
+                    (
+                        "quarantined".to_string(),
+                        RestrictedExpression::new_bool(quarantined),
+                    ),
+                ]);
+                Entity::new(agent_uid.clone(), attrs, parents).map_err(|e| e.to_string())?
+            }
+        };
+        set.insert(agent_uid.clone(), agent);
+
+        let skill_tenant_uid = Uids::uid(&u.tenant, skill_tenant);
+        for tenant in [caller_tenant, skill_tenant_uid.clone()] {
+            let entity = self
+                .store
+                .get(&tenant)
+                .cloned()
+                .unwrap_or_else(|| Entity::new_no_attrs(tenant.clone(), HashSet::new()));
+            set.insert(tenant, entity);
+        }
+
+        let skill_uid = u.skill(skill_tenant, &skill.name);
+        let mut attrs = HashMap::from([
+            (
+                "tenant".to_string(),
+                RestrictedExpression::new_entity_uid(skill_tenant_uid),
+            ),
+            (
+                "visibility".to_string(),
+                RestrictedExpression::new_string(skill.visibility.as_str().to_string()),
+            ),
+            (
+                "language".to_string(),
+                RestrictedExpression::new_string(skill.language.as_str().to_string()),
+            ),
+            (
+                "name".to_string(),
+                RestrictedExpression::new_string(skill.name.clone()),
+            ),
+            (
+                "digest".to_string(),
+                RestrictedExpression::new_string(skill.digest.clone()),
+            ),
+        ]);
+        if let Some(owner) = &skill.owner {
+            let owner_uid = Uids::uid(&u.builder, owner);
+            if let Some(b) = self.store.get(&owner_uid) {
+                set.insert(owner_uid.clone(), b.clone());
+            }
+            attrs.insert(
+                "owner".to_string(),
+                RestrictedExpression::new_entity_uid(owner_uid),
+            );
+        }
+        let skill_entity =
+            Entity::new(skill_uid.clone(), attrs, HashSet::new()).map_err(|e| e.to_string())?;
+        set.insert(skill_uid.clone(), skill_entity);
+
+        let entities =
+            Entities::from_entities(set.into_values(), Some(self.schema)).map_err(|e| {
+                format!(
+                    "the request's entities do not fit the schema: {}",
+                    crate::load::diagnostic_text(&e)
+                )
+            })?;
+        Ok((agent_uid, skill_uid, entities))
+    }
+
+    fn add_caller_groups(&self, caller: &Caller, parents: &mut HashSet<EntityUid>) {
+        if self.trust_caller_groups {
+            parents.extend(caller.groups.iter().map(|g| Uids::uid(&self.uids.group, g)));
+        }
+    }
+}

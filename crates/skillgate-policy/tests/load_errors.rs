@@ -1,0 +1,169 @@
+//! Broken policy, schema, entities and grants files refuse to start, naming the file, the
+//! line and the problem.
+use skillgate_policy::{BUILTIN_SCHEMA, LoadError, Policy, PolicySources};
+use std::path::Path;
+
+fn with_policy(text: &str) -> Result<Policy, LoadError> {
+    Policy::from_texts(
+        ("skillgate.cedarschema", BUILTIN_SCHEMA),
+        &[("broken.cedar".to_string(), text.to_string())],
+    )
+}
+
+#[test]
+fn a_syntax_error_names_file_line_and_column() {
+    let err = with_policy("@id(\"ok\")\npermit (principal, action, resource);\n\n@id(\"bad\")\npermit (principal, action resource);\n")
+        .unwrap_err();
+    assert_eq!(err.file, "broken.cedar");
+    assert_eq!(err.line, Some(5), "{err}");
+    assert!(err.column.is_some(), "{err}");
+    assert!(err.to_string().starts_with("broken.cedar:5:"), "{err}");
+}
+
+#[test]
+fn a_schema_violation_names_the_policy_and_its_line() {
+    let err = with_policy(
+        "@id(\"ok\")\npermit (principal, action, resource);\n@id(\"typo\")\nforbid (principal, action, resource)\nwhen { principal.can_run_code };\n",
+    )
+    .unwrap_err();
+    assert_eq!(err.line, Some(5), "{err}");
+    assert!(err.message.contains("policy `typo`"), "{err}");
+    assert!(err.message.contains("can_run_code"), "{err}");
+}
+
+#[test]
+fn an_unknown_entity_type_in_a_policy_is_refused() {
+    let err = with_policy("@id(\"u\")\npermit (principal == User::\"x\", action, resource);\n")
+        .unwrap_err();
+    assert_eq!(err.line, Some(2), "{err}");
+    assert!(err.message.contains("User"), "{err}");
+}
+
+#[test]
+fn a_policy_without_id_is_refused_at_its_line() {
+    let err = with_policy("@id(\"a\")\npermit (principal, action, resource);\n\nforbid (principal, action, resource)\nwhen { principal.quarantined };\n")
+        .unwrap_err();
+    assert_eq!(err.line, Some(4), "{err}");
+    assert!(err.message.contains("@id"), "{err}");
+}
+
+#[test]
+fn a_duplicate_id_names_both_files() {
+    let p = "@id(\"same\")\npermit (principal, action, resource);\n".to_string();
+    let err = Policy::from_texts(
+        ("s", BUILTIN_SCHEMA),
+        &[("one.cedar".into(), p.clone()), ("two.cedar".into(), p)],
+    )
+    .unwrap_err();
+    assert_eq!(err.file, "two.cedar");
+    assert!(
+        err.message.contains("one.cedar") && err.message.contains("same"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_broken_schema_names_its_line() {
+    let err = Policy::from_texts(
+        (
+            "bad.cedarschema",
+            "entity Tenant;\n\nentity Agent in [Tenant] {\n  tenant: Tenant\n  x: Bool,\n};\n",
+        ),
+        &[],
+    )
+    .unwrap_err();
+    assert_eq!(err.file, "bad.cedarschema");
+    assert_eq!(err.line, Some(5), "{err}");
+}
+
+#[test]
+fn malformed_entities_json_names_line_and_column() {
+    let err = Policy::builtin()
+        .unwrap()
+        .with_entities_json("e.json", "[\n  {\"uid\": {\"type\": \"Tenant\", \"id\": \"acme\"},\n   \"attrs\": {}, \"parents\": [],}\n]")
+        .unwrap_err();
+    assert_eq!((err.file.as_str(), err.line), ("e.json", Some(3)), "{err}");
+    assert!(err.message.contains("not valid JSON"), "{err}");
+}
+
+#[test]
+fn unknown_entity_types_and_wrong_attributes_name_the_element_line() {
+    let text = "[\n  {\"uid\": {\"type\": \"Tenant\", \"id\": \"acme\"}, \"attrs\": {}, \"parents\": []},\n  {\"uid\": {\"type\": \"Robot\", \"id\": \"r\"}, \"attrs\": {}, \"parents\": []}\n]";
+    let err = Policy::builtin()
+        .unwrap()
+        .with_entities_json("e.json", text)
+        .unwrap_err();
+    assert_eq!(err.line, Some(3), "{err}");
+    assert!(err.message.contains("Robot"), "{err}");
+
+    let text = "[\n  {\"uid\": {\"type\": \"Agent\", \"id\": \"a\"},\n   \"attrs\": {\"tenant\": {\"__entity\": {\"type\": \"Tenant\", \"id\": \"acme\"}}, \"can_execute_code\": \"yes\", \"quarantined\": false},\n   \"parents\": []}\n]";
+    let err = Policy::builtin()
+        .unwrap()
+        .with_entities_json("e.json", text)
+        .unwrap_err();
+    assert_eq!(err.line, Some(2), "{err}");
+    assert!(err.message.contains("can_execute_code"), "{err}");
+}
+
+#[test]
+fn skill_entities_are_refused_in_the_entities_file() {
+    let err = Policy::builtin()
+        .unwrap()
+        .with_entities_json("e.json", "[{\"uid\": {\"type\": \"Skill\", \"id\": \"acme/x\"}, \"attrs\": {}, \"parents\": []}]")
+        .unwrap_err();
+    assert!(err.message.contains("SKILL.md"), "{err}");
+}
+
+#[test]
+fn bad_grants_are_refused_at_their_line() {
+    let p = Policy::builtin().unwrap();
+    let unknown = "[\n  {\"template\": \"restricted-grant\", \"principal\": {\"type\": \"AgentGroup\", \"id\": \"g\"}, \"resource\": {\"type\": \"Skill\", \"id\": \"acme/s\"}},\n  {\"template\": \"no-such\", \"principal\": {\"type\": \"Agent\", \"id\": \"a\"}}\n]";
+    let err = p.clone().with_grants_json("g.json", unknown).unwrap_err();
+    assert_eq!(err.line, Some(3), "{err}");
+    assert!(err.message.contains("no-such"), "{err}");
+
+    let wrong_type = "[{\"template\": \"restricted-grant\", \"principal\": {\"type\": \"Skill\", \"id\": \"acme/s\"}, \"resource\": {\"type\": \"Skill\", \"id\": \"acme/s\"}}]";
+    let err = p
+        .clone()
+        .with_grants_json("g.json", wrong_type)
+        .unwrap_err();
+    assert_eq!(err.line, Some(1), "{err}");
+
+    let typo = "[{\"templat\": \"restricted-grant\"}]";
+    let err = p.with_grants_json("g.json", typo).unwrap_err();
+    assert!(err.message.contains("templat"), "{err}");
+}
+
+#[test]
+fn sources_name_missing_files_and_empty_folders() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = Policy::load(&PolicySources {
+        entities: Some(dir.path().join("nope.json")),
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert!(err.file.ends_with("nope.json"), "{err}");
+    let err = Policy::load(&PolicySources {
+        policies: Some(dir.path().to_path_buf()),
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert!(err.message.contains("no *.cedar"), "{err}");
+}
+
+#[test]
+fn the_rules_folder_loads_like_the_built_in_defaults() {
+    let rules = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../rules/policies");
+    let from_dir = Policy::load(&PolicySources {
+        policies: Some(rules),
+        ..Default::default()
+    })
+    .unwrap();
+    let ids = |p: &Policy| {
+        p.policy_ids()
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(ids(&from_dir), ids(&Policy::builtin().unwrap()));
+}

@@ -1,0 +1,265 @@
+//! Memory and pids limits through cgroups: v2 when its memory and pids controllers are
+//! available, else v1 (one hierarchy per controller), detected once at start.
+//!
+//! Each run gets its own cgroup, nested under the cgroup skillgate itself runs in (so the
+//! host's own limits still apply), removed when the run ends.
+use skillgate_core::ExecError;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+const CGROUP_ROOT: &str = "/sys/fs/cgroup";
+
+/// Which cgroup interface enforces the memory and pids limits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CgroupMode {
+    /// The unified hierarchy: `parent` is where run cgroups are created.
+    V2 {
+        /// The delegated parent of the run cgroups.
+        parent: PathBuf,
+    },
+    /// Legacy hierarchies: one parent per controller.
+    V1 {
+        /// Parent in the memory hierarchy.
+        memory: PathBuf,
+        /// Parent in the pids hierarchy.
+        pids: PathBuf,
+    },
+    /// Nothing usable; the reason names the setting and the fix.
+    Unavailable(String),
+}
+
+impl CgroupMode {
+    /// A short name for reports: `v2`, `v1` or `none`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            CgroupMode::V2 { .. } => "v2",
+            CgroupMode::V1 { .. } => "v1",
+            CgroupMode::Unavailable(_) => "none",
+        }
+    }
+
+    /// Detects what this host offers.
+    pub fn detect() -> CgroupMode {
+        let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        // v2: a pure unified mount at /sys/fs/cgroup, or the hybrid one at .../unified.
+        for mount in [
+            PathBuf::from(CGROUP_ROOT),
+            Path::new(CGROUP_ROOT).join("unified"),
+        ] {
+            let controllers =
+                std::fs::read_to_string(mount.join("cgroup.controllers")).unwrap_or_default();
+            let has = |c: &str| controllers.split_whitespace().any(|x| x == c);
+            if has("memory") && has("pids") {
+                let rel = own_path(&own, |ctl| ctl.is_empty()).unwrap_or_default();
+                let parent = mount.join(rel.trim_start_matches('/')).join("skillgate");
+                if prepare_v2_parent(&mount, &parent).is_ok() {
+                    return CgroupMode::V2 { parent };
+                }
+            }
+        }
+        let v1 = |ctl: &str| -> Option<PathBuf> {
+            let mount = Path::new(CGROUP_ROOT).join(ctl);
+            if !mount.join("cgroup.procs").exists() {
+                return None;
+            }
+            let rel = own_path(&own, |c| c.split(',').any(|x| x == ctl)).unwrap_or_default();
+            let parent = mount.join(rel.trim_start_matches('/')).join("skillgate");
+            std::fs::create_dir_all(&parent).ok()?;
+            Some(parent)
+        };
+        match (v1("memory"), v1("pids")) {
+            (Some(memory), Some(pids)) => CgroupMode::V1 { memory, pids },
+            _ => CgroupMode::Unavailable(
+                "no writable cgroup with the memory and pids controllers: on cgroup v2 enable them \
+                 for skillgate's cgroup (echo '+memory +pids' > cgroup.subtree_control of its \
+                 parent, or run under a systemd unit with Delegate=yes); on cgroup v1 mount the \
+                 memory and pids hierarchies under /sys/fs/cgroup and run skillgate as root"
+                    .into(),
+            ),
+        }
+    }
+}
+
+/// The path of this process's cgroup in the hierarchy whose controller list matches.
+fn own_path(proc_self_cgroup: &str, matches: impl Fn(&str) -> bool) -> Option<String> {
+    proc_self_cgroup.lines().find_map(|l| {
+        let mut parts = l.splitn(3, ':');
+        let (_, ctl, path) = (parts.next()?, parts.next()?, parts.next()?);
+        matches(ctl).then(|| path.to_string())
+    })
+}
+
+/// v2 forbids processes in inner nodes: `skillgate/` only holds run cgroups, with the
+/// controllers enabled for them.
+fn prepare_v2_parent(mount: &Path, parent: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(parent)?;
+    // Enable down the path from the mount to the parent.
+    let mut dir = parent.parent();
+    let mut chain = Vec::new();
+    while let Some(d) = dir {
+        chain.push(d.to_path_buf());
+        if d == mount {
+            break;
+        }
+        dir = d.parent();
+    }
+    for d in chain.iter().rev() {
+        let _ = std::fs::write(d.join("cgroup.subtree_control"), "+memory +pids");
+    }
+    std::fs::write(parent.join("cgroup.subtree_control"), "+memory +pids")
+}
+
+/// One run's cgroup(s), removed on drop.
+#[derive(Debug)]
+pub(crate) struct RunCgroup {
+    dirs: Vec<PathBuf>,
+    v2: bool,
+}
+
+/// What the kernel reported about limits hit during a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct LimitEvents {
+    pub(crate) oom_kills: u64,
+    pub(crate) memory_max_hits: u64,
+    pub(crate) pids_max_hits: u64,
+    pub(crate) peak_memory: u64,
+}
+
+fn write(path: &Path, value: &str) -> Result<(), ExecError> {
+    std::fs::write(path, value)
+        .map_err(|e| ExecError::io(format!("writing `{value}` to {}", path.display()), e))
+}
+
+fn read_key(path: &Path, key: &str) -> u64 {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| {
+            let mut it = l.split_whitespace();
+            (it.next() == Some(key)).then(|| it.next()?.parse().ok())?
+        })
+        .unwrap_or(0)
+}
+
+fn read_num(path: &Path) -> u64 {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0)
+}
+
+impl RunCgroup {
+    /// Creates the run's cgroup with its limits (`pids` counts the sandbox's init too).
+    pub(crate) fn create(mode: &CgroupMode, memory: u64, pids: u32) -> Result<Self, ExecError> {
+        static SEQ: AtomicU64 = AtomicU64::new(0);
+        let name = format!(
+            "run-{}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        );
+        let mk = |p: PathBuf| -> Result<PathBuf, ExecError> {
+            std::fs::create_dir(&p)
+                .map_err(|e| ExecError::io(format!("creating cgroup {}", p.display()), e))?;
+            Ok(p)
+        };
+        let pids = (u64::from(pids) + 1).to_string();
+        let memory = memory.to_string();
+        match mode {
+            CgroupMode::V2 { parent } => {
+                let dir = mk(parent.join(&name))?;
+                let cg = RunCgroup {
+                    dirs: vec![dir.clone()],
+                    v2: true,
+                };
+                write(&dir.join("memory.max"), &memory)?;
+                // No swap: memory.max alone would let a bomb page out instead of dying.
+                let _ = std::fs::write(dir.join("memory.swap.max"), "0");
+                write(&dir.join("pids.max"), &pids)?;
+                Ok(cg)
+            }
+            CgroupMode::V1 {
+                memory: mparent,
+                pids: pparent,
+            } => {
+                let mdir = mk(mparent.join(&name))?;
+                let mut cg = RunCgroup {
+                    dirs: vec![mdir.clone()],
+                    v2: false,
+                };
+                cg.dirs.push(mk(pparent.join(&name))?);
+                write(&mdir.join("memory.limit_in_bytes"), &memory)?;
+                let memsw = mdir.join("memory.memsw.limit_in_bytes");
+                if memsw.exists() {
+                    write(&memsw, &memory)?;
+                }
+                write(&cg.dirs[1].join("pids.max"), &pids)?;
+                Ok(cg)
+            }
+            CgroupMode::Unavailable(why) => Err(ExecError::HostUnsupported(why.clone())),
+        }
+    }
+
+    /// Moves `pid` into the run's cgroup(s).
+    pub(crate) fn add(&self, pid: i32) -> Result<(), ExecError> {
+        for d in &self.dirs {
+            write(&d.join("cgroup.procs"), &pid.to_string())?;
+        }
+        Ok(())
+    }
+
+    /// Kills every process in the cgroup where the kernel offers it (v2 `cgroup.kill`).
+    pub(crate) fn kill_all(&self) {
+        if self.v2 {
+            let _ = std::fs::write(self.dirs[0].join("cgroup.kill"), "1");
+        }
+    }
+
+    /// Reads what limits were hit.
+    pub(crate) fn events(&self) -> LimitEvents {
+        if self.v2 {
+            let d = &self.dirs[0];
+            LimitEvents {
+                oom_kills: read_key(&d.join("memory.events"), "oom_kill"),
+                memory_max_hits: read_key(&d.join("memory.events"), "max"),
+                pids_max_hits: read_key(&d.join("pids.events"), "max"),
+                peak_memory: read_num(&d.join("memory.peak")),
+            }
+        } else {
+            let (m, p) = (&self.dirs[0], &self.dirs[1]);
+            LimitEvents {
+                oom_kills: read_key(&m.join("memory.oom_control"), "oom_kill"),
+                memory_max_hits: read_num(&m.join("memory.failcnt")),
+                pids_max_hits: read_key(&p.join("pids.events"), "max"),
+                peak_memory: read_num(&m.join("memory.max_usage_in_bytes")),
+            }
+        }
+    }
+}
+
+impl Drop for RunCgroup {
+    fn drop(&mut self) {
+        for d in &self.dirs {
+            // The kernel frees an emptied cgroup asynchronously: retry briefly.
+            for _ in 0..50 {
+                match std::fs::remove_dir(d) {
+                    Ok(()) => break,
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => break,
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(2)),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_path_finds_the_controller_line() {
+        let s = "9:name=systemd:/\n4:memory:/a/b\n8:pids:/\n0::/u\n";
+        assert_eq!(own_path(s, |c| c == "memory").as_deref(), Some("/a/b"));
+        assert_eq!(own_path(s, |c| c.is_empty()).as_deref(), Some("/u"));
+        assert_eq!(own_path(s, |c| c == "cpu"), None);
+    }
+}

@@ -1,0 +1,627 @@
+//! The code that runs between the fork and the skill's `execve`: the sandbox's init (pid 1
+//! of the new pid namespace) and the interpreter process it starts.
+//!
+//! Every function here runs in a child created by a raw `clone` of a multi-threaded
+//! process, so it may only make async-signal-safe calls: raw system calls on values the
+//! parent prepared ([`Plan`]). Nothing here allocates, locks or unwinds; a failure is
+//! reported to the parent as a fixed-size [`Msg`] on the status pipe, then `_exit`.
+//!
+//! The order follows runc's and bubblewrap's: build the new root while still privileged
+//! in a private mount namespace (so the interpreter's prefix is readable even under a
+//! `0700` home), mount a fresh proc, `pivot_root`, then enter a new user namespace whose
+//! id maps the parent writes, then the network, ipc, uts, cgroup and a second mount
+//! namespace (which locks every mount: the skill cannot unmount anything to see beneath).
+//! The interpreter process then drops supplementary groups, the capability bounding set,
+//! switches to the unprivileged uid/gid, sets no_new_privs, restricts itself with
+//! landlock, installs the seccomp filter last, and execs.
+#![allow(unsafe_code)]
+
+use super::plan::{Op, Plan};
+use std::ffi::CStr;
+use std::ptr::null;
+
+/// A message from the sandbox's processes to the parent: 16 bytes, written atomically.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Msg {
+    pub(crate) kind: u32,
+    pub(crate) a: i32,
+    pub(crate) b: i32,
+    pub(crate) c: i32,
+}
+
+/// The init entered its user namespace and waits for the id maps.
+pub(crate) const MSG_READY: u32 = 1;
+/// Setting up failed: `a` = [`Stage`], `b` = errno, `c` = index of the mount step.
+pub(crate) const MSG_SETUP_FAILED: u32 = 2;
+/// The interpreter process could not be confined or exec'd: `a` = stage, `b` = errno.
+pub(crate) const MSG_EXEC_FAILED: u32 = 3;
+/// The skill ended: `a` = exit code (or -1), `b` = signal (or 0). Everything else in the
+/// sandbox was killed and reaped before this is sent.
+pub(crate) const MSG_DONE: u32 = 4;
+
+/// Size of a [`Msg`] on the wire.
+pub(crate) const MSG_LEN: usize = 16;
+
+impl Msg {
+    pub(crate) fn to_bytes(self) -> [u8; MSG_LEN] {
+        let mut b = [0u8; MSG_LEN];
+        b[0..4].copy_from_slice(&self.kind.to_ne_bytes());
+        b[4..8].copy_from_slice(&self.a.to_ne_bytes());
+        b[8..12].copy_from_slice(&self.b.to_ne_bytes());
+        b[12..16].copy_from_slice(&self.c.to_ne_bytes());
+        b
+    }
+
+    pub(crate) fn from_bytes(b: &[u8; MSG_LEN]) -> Msg {
+        let word = |i: usize| [b[i], b[i + 1], b[i + 2], b[i + 3]];
+        Msg {
+            kind: u32::from_ne_bytes(word(0)),
+            a: i32::from_ne_bytes(word(4)),
+            b: i32::from_ne_bytes(word(8)),
+            c: i32::from_ne_bytes(word(12)),
+        }
+    }
+}
+
+/// Where in the setup a failure happened (sent as `Msg::a`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub(crate) enum Stage {
+    MakePrivate = 1,
+    MountStep,
+    PivotRoot,
+    UnshareUser,
+    WaitMaps,
+    BecomeRoot,
+    UnshareRest,
+    Hostname,
+    Loopback,
+    Fork,
+    Stdio,
+    Rlimits,
+    DropCaps,
+    SetIds,
+    NoNewPrivs,
+    Chdir,
+    Landlock,
+    Seccomp,
+    Exec,
+}
+
+impl Stage {
+    /// What the stage does, for error messages.
+    pub(crate) fn describe(code: i32) -> &'static str {
+        const NAMES: [&str; 19] = [
+            "making the mount tree private",
+            "building the sandbox's root file system",
+            "pivot_root into the new root",
+            "creating the user namespace",
+            "waiting for the uid/gid maps",
+            "becoming root of the user namespace",
+            "creating the network, ipc, uts, cgroup and mount namespaces",
+            "setting the hostname",
+            "bringing up loopback",
+            "starting the interpreter process",
+            "connecting stdin, stdout and stderr",
+            "applying rlimits",
+            "dropping capabilities",
+            "switching to the sandbox uid/gid",
+            "setting no_new_privs",
+            "entering the work directory",
+            "applying the landlock ruleset",
+            "installing the seccomp filter",
+            "executing the interpreter",
+        ];
+        usize::try_from(code - 1)
+            .ok()
+            .and_then(|i| NAMES.get(i))
+            .copied()
+            .unwrap_or("an unknown step")
+    }
+}
+
+/// Starts the sandbox's init in new mount and pid namespaces; returns its pid (in the
+/// caller's pid namespace). The child never returns from here.
+pub(crate) fn spawn(plan: &Plan) -> std::io::Result<i32> {
+    let flags = (libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::SIGCHLD) as libc::c_ulong;
+    // SAFETY: a raw clone without a new stack behaves like fork: the child gets a copy of
+    // this thread's stack and memory. It only runs `init`, which makes async-signal-safe
+    // system calls on the already built `plan` and ends in `_exit`, never returning into
+    // Rust code that could touch locks or allocators held by other threads.
+    let pid = unsafe { libc::syscall(libc::SYS_clone, flags, 0usize, 0usize, 0usize, 0usize) };
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if pid == 0 {
+        init(plan);
+    }
+    Ok(pid as i32)
+}
+
+fn errno() -> i32 {
+    // SAFETY: reading the calling thread's errno location is always valid.
+    unsafe { *libc::__errno_location() }
+}
+
+fn send(fd: i32, msg: Msg) {
+    let b = msg.to_bytes();
+    // SAFETY: writes 16 bytes from a live stack buffer; a short or failed write only
+    // loses the message, which the parent treats as a failure.
+    unsafe {
+        libc::write(fd, b.as_ptr().cast(), MSG_LEN);
+    }
+}
+
+fn fail(plan: &Plan, kind: u32, stage: Stage, index: i32) -> ! {
+    let e = errno();
+    send(
+        plan.fds.status,
+        Msg {
+            kind,
+            a: stage as i32,
+            b: e,
+            c: index,
+        },
+    );
+    // SAFETY: `_exit` ends the process without running any Rust or libc cleanup.
+    unsafe { libc::_exit(125) }
+}
+
+fn check(plan: &Plan, r: libc::c_long, stage: Stage) {
+    if r < 0 {
+        fail(plan, MSG_SETUP_FAILED, stage, -1);
+    }
+}
+
+fn p(c: &CStr) -> *const libc::c_char {
+    c.as_ptr()
+}
+
+/// Pid 1 of the sandbox. Builds the root, enters the remaining namespaces, starts the
+/// interpreter, reaps everything, reports, and exits when the parent lets it go.
+fn init(plan: &Plan) -> ! {
+    let st = plan.fds.status;
+    // SAFETY (for the whole block): every pointer passed is a NUL-terminated string or a
+    // struct owned by `plan` or this stack frame, alive for each call; the calls are plain
+    // system calls, async-signal-safe.
+    unsafe {
+        close_all_but(plan);
+        // The init is a copy of the host process (its memory holds the caller's
+        // environment): nobody in the sandbox may read it through /proc/1.
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        let r = libc::mount(
+            null(),
+            c"/".as_ptr(),
+            null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            null(),
+        );
+        check(plan, r.into(), Stage::MakePrivate);
+        for (i, op) in plan.ops.iter().enumerate() {
+            if run_op(op) < 0 {
+                fail(plan, MSG_SETUP_FAILED, Stage::MountStep, i as i32);
+            }
+        }
+        check(
+            plan,
+            libc::chdir(p(&plan.new_root)).into(),
+            Stage::PivotRoot,
+        );
+        check(
+            plan,
+            libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()),
+            Stage::PivotRoot,
+        );
+        check(
+            plan,
+            libc::umount2(c".".as_ptr(), libc::MNT_DETACH).into(),
+            Stage::PivotRoot,
+        );
+        check(plan, libc::chdir(c"/".as_ptr()).into(), Stage::PivotRoot);
+
+        check(
+            plan,
+            libc::unshare(libc::CLONE_NEWUSER).into(),
+            Stage::UnshareUser,
+        );
+        send(
+            st,
+            Msg {
+                kind: MSG_READY,
+                ..Msg::default()
+            },
+        );
+        let mut go = 0u8;
+        if libc::read(plan.fds.sync, (&raw mut go).cast(), 1) != 1 {
+            fail(plan, MSG_SETUP_FAILED, Stage::WaitMaps, -1);
+        }
+        check(plan, libc::setresgid(0, 0, 0).into(), Stage::BecomeRoot);
+        check(plan, libc::setresuid(0, 0, 0).into(), Stage::BecomeRoot);
+        check(plan, libc::setgroups(0, null()).into(), Stage::BecomeRoot);
+        let rest = libc::CLONE_NEWNS
+            | libc::CLONE_NEWNET
+            | libc::CLONE_NEWIPC
+            | libc::CLONE_NEWUTS
+            | libc::CLONE_NEWCGROUP;
+        check(plan, libc::unshare(rest).into(), Stage::UnshareRest);
+        let host = plan.hostname.as_bytes();
+        check(
+            plan,
+            libc::sethostname(host.as_ptr().cast(), host.len()).into(),
+            Stage::Hostname,
+        );
+        loopback_up(plan);
+
+        let child = libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_ulong, 0, 0, 0, 0);
+        if child < 0 {
+            fail(plan, MSG_SETUP_FAILED, Stage::Fork, -1);
+        }
+        if child == 0 {
+            exec_skill(plan);
+        }
+        // The init keeps nothing of the skill's stdio: the parent sees end-of-file as soon
+        // as the skill's processes are gone.
+        for fd in [0, 1, 2, plan.fds.stdin, plan.fds.stdout, plan.fds.stderr] {
+            libc::close(fd);
+        }
+        let (mut code, mut sig) = (-1, 0);
+        loop {
+            let mut status = 0;
+            let r = libc::waitpid(-1, &mut status, 0);
+            if r < 0 {
+                if errno() == libc::EINTR {
+                    continue;
+                }
+                break; // ECHILD: everything is reaped
+            }
+            if libc::c_long::from(r) == child {
+                if libc::WIFEXITED(status) {
+                    code = libc::WEXITSTATUS(status);
+                } else if libc::WIFSIGNALED(status) {
+                    sig = libc::WTERMSIG(status);
+                }
+                // The skill is done: whatever it left behind (daemons, orphans holding
+                // stdout) dies now. Pid 1's kill(-1) reaches every process of the namespace.
+                libc::kill(-1, libc::SIGKILL);
+            }
+        }
+        send(
+            st,
+            Msg {
+                kind: MSG_DONE,
+                a: code,
+                b: sig,
+                c: 0,
+            },
+        );
+        // Stay alive (keeping /out readable through /proc/<pid>/root) until the parent
+        // closes its end of the sync pipe.
+        let mut b = 0u8;
+        while libc::read(plan.fds.sync, (&raw mut b).cast(), 1) > 0 {}
+        libc::_exit(0)
+    }
+}
+
+/// Closes every descriptor the init inherited except its own five: the clone copied the
+/// whole descriptor table, including other concurrent runs' pipe ends, which must not be
+/// kept open (a skill waiting for end-of-file on stdin would wait forever).
+fn close_all_but(plan: &Plan) {
+    let f = plan.fds;
+    let mut keep = [f.stdin, f.stdout, f.stderr, f.status, f.sync];
+    keep.sort_unstable();
+    let mut from: u32 = 0;
+    for fd in keep {
+        let fd = fd as u32;
+        if fd > from {
+            // SAFETY: close_range only closes descriptors of this process.
+            unsafe { libc::syscall(libc::SYS_close_range, from, fd - 1, 0u32) };
+        }
+        from = fd + 1;
+    }
+    // SAFETY: as above.
+    unsafe { libc::syscall(libc::SYS_close_range, from, u32::MAX, 0u32) };
+}
+
+/// Runs one mount step; returns the failing call's result (< 0) or 0.
+fn run_op(op: &Op) -> libc::c_int {
+    // SAFETY: every pointer is a NUL-terminated string owned by the plan, alive for the
+    // call; `buf` is a stack buffer of the size passed.
+    unsafe {
+        match op {
+            Op::Mkdir { path, mode } => {
+                if libc::mkdir(p(path), *mode) < 0 && errno() != libc::EEXIST {
+                    return -1;
+                }
+                0
+            }
+            Op::Symlink { target, link } => libc::symlink(p(target), p(link)),
+            Op::Tmpfs { dst, data, flags } => libc::mount(
+                c"tmpfs".as_ptr(),
+                p(dst),
+                c"tmpfs".as_ptr(),
+                *flags,
+                data.as_ptr().cast(),
+            ),
+            Op::Bind { src, dst, ro_flags } => {
+                let r = libc::mount(p(src), p(dst), null(), libc::MS_BIND, null());
+                match (r, ro_flags) {
+                    (0, Some(f)) => libc::mount(
+                        null(),
+                        p(dst),
+                        null(),
+                        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | *f,
+                        null(),
+                    ),
+                    _ => r,
+                }
+            }
+            Op::Touch { path } => {
+                let fd = libc::open(
+                    p(path),
+                    libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                    0o644,
+                );
+                if fd < 0 {
+                    return -1;
+                }
+                libc::close(fd);
+                0
+            }
+            Op::Copy { src, dst, mode } => {
+                let from = libc::open(p(src), libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW);
+                if from < 0 {
+                    return -1;
+                }
+                let to = libc::open(
+                    p(dst),
+                    libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC,
+                    *mode,
+                );
+                if to < 0 {
+                    libc::close(from);
+                    return -1;
+                }
+                let mut buf = [0u8; 16 * 1024];
+                let mut r = 0;
+                loop {
+                    let n = libc::read(from, buf.as_mut_ptr().cast(), buf.len());
+                    if n == 0 {
+                        break;
+                    }
+                    if n < 0 {
+                        r = -1;
+                        break;
+                    }
+                    let mut off = 0usize;
+                    while off < n as usize {
+                        let w = libc::write(to, buf[off..].as_ptr().cast(), n as usize - off);
+                        if w <= 0 {
+                            r = -1;
+                            break;
+                        }
+                        off += w as usize;
+                    }
+                    if r < 0 {
+                        break;
+                    }
+                }
+                libc::close(from);
+                libc::close(to);
+                r
+            }
+            Op::Proc { dst } => libc::mount(
+                c"proc".as_ptr(),
+                p(dst),
+                c"proc".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                null(),
+            ),
+            Op::Remount { dst, flags } => {
+                libc::mount(null(), p(dst), null(), libc::MS_REMOUNT | *flags, null())
+            }
+        }
+    }
+}
+
+/// A fresh network namespace has `lo`, down: bring it up (and nothing else exists).
+fn loopback_up(plan: &Plan) {
+    // SAFETY: `ifr` is a zeroed plain C struct owned by this frame; the socket is closed.
+    unsafe {
+        let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if s < 0 {
+            fail(plan, MSG_SETUP_FAILED, Stage::Loopback, -1);
+        }
+        let mut ifr: libc::ifreq = std::mem::zeroed();
+        ifr.ifr_name[0] = b'l' as libc::c_char;
+        ifr.ifr_name[1] = b'o' as libc::c_char;
+        ifr.ifr_ifru.ifru_flags = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+        if libc::ioctl(s, libc::SIOCSIFFLAGS, &ifr) < 0 {
+            fail(plan, MSG_SETUP_FAILED, Stage::Loopback, -1);
+        }
+        libc::close(s);
+    }
+}
+
+#[repr(C)]
+struct RulesetAttr {
+    handled_access_fs: u64,
+}
+
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+/// The interpreter process: confine, then exec. Never returns.
+fn exec_skill(plan: &Plan) -> ! {
+    let ex = |stage: Stage| -> ! { fail(plan, MSG_EXEC_FAILED, stage, -1) };
+    let fds = plan.fds;
+    // SAFETY (for the whole block): raw system calls on values owned by `plan` or this
+    // stack frame, alive for each call; nothing allocates.
+    unsafe {
+        if libc::dup2(fds.stdin, 0) < 0
+            || libc::dup2(fds.stdout, 1) < 0
+            || libc::dup2(fds.stderr, 2) < 0
+        {
+            ex(Stage::Stdio);
+        }
+        // Every inherited descriptor beyond stdio closes at exec (the status pipe stays
+        // usable until then, to report a failed exec).
+        if libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        ) < 0
+        {
+            ex(Stage::Stdio);
+        }
+        if plan.rlimits.apply().is_err() {
+            ex(Stage::Rlimits);
+        }
+        for cap in 0..=plan.cap_last_cap {
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) < 0
+                && errno() != libc::EINVAL
+            {
+                ex(Stage::DropCaps);
+            }
+        }
+        if libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+            0,
+            0,
+            0,
+        ) < 0
+        {
+            ex(Stage::DropCaps);
+        }
+        if libc::setresgid(plan.gid, plan.gid, plan.gid) < 0
+            || libc::setresuid(plan.uid, plan.uid, plan.uid) < 0
+        {
+            ex(Stage::SetIds);
+        }
+        let hdr = CapHeader {
+            version: LINUX_CAPABILITY_VERSION_3,
+            pid: 0,
+        };
+        let data = [CapData {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        if libc::syscall(libc::SYS_capset, &hdr, data.as_ptr()) < 0 {
+            ex(Stage::DropCaps);
+        }
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 {
+            ex(Stage::NoNewPrivs);
+        }
+        if libc::chdir(p(&plan.cwd)) < 0 {
+            ex(Stage::Chdir);
+        }
+        if let Some(ll) = &plan.landlock {
+            let attr = RulesetAttr {
+                handled_access_fs: ll.handled,
+            };
+            let rs = libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                &attr,
+                std::mem::size_of::<RulesetAttr>(),
+                0u32,
+            );
+            if rs < 0 {
+                ex(Stage::Landlock);
+            }
+            for rule in &ll.rules {
+                let fd = libc::open(p(&rule.path), libc::O_PATH | libc::O_CLOEXEC);
+                if fd < 0 {
+                    ex(Stage::Landlock);
+                }
+                let pb = PathBeneathAttr {
+                    allowed_access: rule.access,
+                    parent_fd: fd,
+                };
+                if libc::syscall(
+                    libc::SYS_landlock_add_rule,
+                    rs as libc::c_int,
+                    LANDLOCK_RULE_PATH_BENEATH,
+                    &pb,
+                    0u32,
+                ) < 0
+                {
+                    ex(Stage::Landlock);
+                }
+                libc::close(fd);
+            }
+            if libc::syscall(libc::SYS_landlock_restrict_self, rs as libc::c_int, 0u32) < 0 {
+                ex(Stage::Landlock);
+            }
+            libc::close(rs as libc::c_int);
+        }
+        if let Some(sc) = &plan.seccomp {
+            let prog = libc::sock_fprog {
+                len: sc.filter.len() as libc::c_ushort,
+                filter: sc.filter.as_ptr().cast_mut(),
+            };
+            if libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+                &prog,
+                0,
+                0,
+            ) < 0
+            {
+                ex(Stage::Seccomp);
+            }
+        }
+        libc::execve(
+            p(&plan.program),
+            plan.argv_ptrs.as_ptr(),
+            plan.envp_ptrs.as_ptr(),
+        );
+        ex(Stage::Exec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_round_trip() {
+        let m = Msg {
+            kind: MSG_DONE,
+            a: -1,
+            b: 9,
+            c: 3,
+        };
+        assert_eq!(Msg::from_bytes(&m.to_bytes()), m);
+    }
+
+    #[test]
+    fn every_stage_has_a_description() {
+        for code in Stage::MakePrivate as i32..=Stage::Exec as i32 {
+            assert_ne!(Stage::describe(code), "an unknown step", "stage {code}");
+        }
+        assert_eq!(Stage::describe(0), "an unknown step");
+    }
+}

@@ -1,0 +1,601 @@
+//! The native Linux sandbox: [`NativeSandbox`], the default executor of skillgate.
+//!
+//! One run, from the host's side:
+//!
+//! 1. the spec is checked against what this host can enforce (fail closed);
+//! 2. a staging directory gets the skill's files and a minimal `/etc`; a cgroup gets the
+//!    memory and pids limits;
+//! 3. every path, string, argument vector and BPF program is prepared ([`plan`]);
+//! 4. a raw `clone` starts the sandbox's init in new mount and pid namespaces
+//!    ([`child`]); the host moves it into the cgroup, writes its uid/gid maps when it has
+//!    entered its user namespace, and feeds stdin;
+//! 5. stdout and stderr are captured under caps while the wall clock runs; at the deadline
+//!    the init is killed, which kills every process of its pid namespace;
+//! 6. when the skill ends, the init kills whatever it left behind and reports; the host
+//!    collects the artifacts from the sandbox's `/out` (through `/proc/<init>/root`, never
+//!    following links), then lets the init go.
+mod cgroup;
+mod child;
+mod layout;
+mod plan;
+
+pub use cgroup::CgroupMode;
+
+use crate::supervisor::{Captures, ProcessResult};
+use crate::workdir::{OUTPUT_DIR_ENV, WorkDir};
+use crate::{Interpreter, artifacts, outcome_from};
+use cgroup::{LimitEvents, RunCgroup};
+use child::{MSG_DONE, MSG_EXEC_FAILED, MSG_LEN, MSG_READY, MSG_SETUP_FAILED, Msg, Stage};
+use skillgate_core::{
+    BoxError, Capabilities, ExecError, ExecOutcome, ExecRequest, Finding, Language, LayerName,
+    ResourceUsage, RuntimeTier, SeccompProfile, Severity, Status, units,
+};
+use std::collections::HashMap;
+use std::fs::File;
+use std::future::Future;
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+/// A compiled seccomp filter attached to a request (in `ExecRequest::extensions`) by the
+/// seccomp layer; the sandbox installs it as the last step before exec.
+#[derive(Debug, Clone)]
+pub struct SeccompFilter(pub Arc<seccompiler::BpfProgram>);
+
+/// Compiles the spec's seccomp profile for this machine (the confinement crate provides
+/// one; see [`NativeSandbox::with_seccomp_compiler`]).
+pub type SeccompCompiler =
+    Arc<dyn Fn(&SeccompProfile) -> Result<seccompiler::BpfProgram, String> + Send + Sync>;
+
+/// Host ids the sandbox's user namespace maps to by default: inside uid 0 (the init only)
+/// is `DEFAULT_HOST_ID_BASE`, inside uid `u` is `DEFAULT_HOST_ID_BASE + u`. No host
+/// account owns them.
+pub const DEFAULT_HOST_ID_BASE: u32 = 2_100_000_000;
+
+/// What this host offers the sandbox, detected once.
+#[derive(Debug, Clone)]
+pub struct HostSupport {
+    /// The cgroup interface enforcing memory and pids.
+    pub cgroups: CgroupMode,
+    /// The landlock ABI version, when the kernel has landlock.
+    pub landlock_abi: Option<u32>,
+    /// Why namespaces cannot be created here, if they cannot.
+    pub namespaces: Result<(), String>,
+    /// The highest capability number of this kernel.
+    pub cap_last_cap: u32,
+}
+
+impl HostSupport {
+    /// Probes the host (reads a few files under /proc and /sys; creates the cgroup
+    /// parent `skillgate/` under skillgate's own cgroup).
+    pub fn detect() -> HostSupport {
+        let read = |p: &str| {
+            std::fs::read_to_string(p)
+                .ok()
+                .map(|s| s.trim().to_string())
+        };
+        let namespaces = if !rustix::process::geteuid().is_root() {
+            Err(
+                "the native sandbox builds its root file system as root before entering its \
+                 user namespace: run skillgate as root (or in a container with CAP_SYS_ADMIN), \
+                 or choose `[executor] kind = \"process\"` for trusted code only"
+                    .to_string(),
+            )
+        } else if read("/proc/sys/user/max_user_namespaces").as_deref() == Some("0") {
+            Err(
+                "user namespaces are disabled (sysctl user.max_user_namespaces = 0): \
+                 set it above 0, e.g. `sysctl -w user.max_user_namespaces=15000`"
+                    .to_string(),
+            )
+        } else {
+            Ok(())
+        };
+        HostSupport {
+            cgroups: CgroupMode::detect(),
+            landlock_abi: layout::landlock_abi(),
+            namespaces,
+            cap_last_cap: read("/proc/sys/kernel/cap_last_cap")
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(63),
+        }
+    }
+
+    /// A one-line summary for reports and `--verbose` output.
+    pub fn describe(&self) -> String {
+        format!(
+            "namespaces: {}; cgroups: {}; landlock: {}",
+            if self.namespaces.is_ok() { "yes" } else { "no" },
+            self.cgroups.name(),
+            self.landlock_abi
+                .map_or("unavailable".to_string(), |v| format!("ABI {v}")),
+        )
+    }
+}
+
+/// The namespaced native sandbox: user, pid, mount, network, ipc, uts and cgroup
+/// namespaces; a fresh read-only root with only what the interpreter needs; cgroup memory
+/// and pids limits; rlimits; no capabilities, no_new_privs, landlock, and the request's
+/// seccomp filter; the wall clock kills the whole pid namespace.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), skillgate_core::BoxError> {
+/// use skillgate_core::{Caller, ExecRequest, Language, Skill};
+/// use skillgate_sandbox::NativeSandbox;
+/// use tower::ServiceExt;
+/// let skill = Skill::builder("hi", Language::Python, b"print('{}')".to_vec()).build();
+/// let req = ExecRequest::new(Caller::new("a", "t"), skill, serde_json::json!({}));
+/// let out = NativeSandbox::new().oneshot(req).await?;
+/// assert_eq!(out.stdout, b"{}\n");
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct NativeSandbox {
+    interpreters: Arc<HashMap<Language, PathBuf>>,
+    host: Arc<HostSupport>,
+    seccomp_compiler: Option<SeccompCompiler>,
+    host_id_base: u32,
+}
+
+impl std::fmt::Debug for NativeSandbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NativeSandbox")
+            .field("interpreters", &self.interpreters)
+            .field("host", &self.host)
+            .field("seccomp_compiler", &self.seccomp_compiler.is_some())
+            .field("host_id_base", &self.host_id_base)
+            .finish()
+    }
+}
+
+impl Default for NativeSandbox {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl NativeSandbox {
+    /// A sandbox for this host (detected now), finding interpreters on `PATH`.
+    pub fn new() -> Self {
+        NativeSandbox {
+            interpreters: Arc::default(),
+            host: Arc::new(HostSupport::detect()),
+            seccomp_compiler: None,
+            host_id_base: DEFAULT_HOST_ID_BASE,
+        }
+    }
+
+    /// Uses `program` (a path or command name) for `language`.
+    pub fn with_interpreter(mut self, language: Language, program: impl Into<PathBuf>) -> Self {
+        Arc::make_mut(&mut self.interpreters).insert(language, program.into());
+        self
+    }
+
+    /// Compiles the spec's seccomp profile with `compiler` when the request carries no
+    /// [`SeccompFilter`] already.
+    pub fn with_seccomp_compiler(mut self, compiler: SeccompCompiler) -> Self {
+        self.seccomp_compiler = Some(compiler);
+        self
+    }
+
+    /// Maps the sandbox's ids to host ids from `base` (see [`DEFAULT_HOST_ID_BASE`]).
+    pub fn with_host_id_base(mut self, base: u32) -> Self {
+        self.host_id_base = base;
+        self
+    }
+
+    /// What this host offers.
+    pub fn host(&self) -> &HostSupport {
+        &self.host
+    }
+
+    /// What this executor enforces on this host. Memory and pids limits need cgroups; a
+    /// destination allow-list is not enforced (such a spec is refused).
+    pub fn capabilities(&self) -> Capabilities {
+        let ns = self.host.namespaces.is_ok();
+        let cg = !matches!(self.host.cgroups, CgroupMode::Unavailable(_));
+        Capabilities {
+            executor: "native".into(),
+            tier: if ns {
+                RuntimeTier::Namespace
+            } else {
+                RuntimeTier::Process
+            },
+            wall_timeout: true,
+            cpu_time: true,
+            memory: cg,
+            pids: cg,
+            file_size: true,
+            open_files: true,
+            output_caps: true,
+            workdir_size: ns,
+            user: ns,
+            seccomp: ns,
+            network_none: ns,
+            network_allow_list: false,
+            clean_env: true,
+        }
+    }
+
+    fn refuse_unenforceable(&self, req: &ExecRequest) -> Option<ExecOutcome> {
+        let mut findings: Vec<Finding> = match self.capabilities().check(&req.spec) {
+            Ok(()) => Vec::new(),
+            Err(missing) => missing
+                .iter()
+                .map(|m| {
+                    Finding::new(
+                        LayerName::Executor,
+                        "sandbox.unenforceable",
+                        Severity::High,
+                        m.to_string(),
+                    )
+                })
+                .collect(),
+        };
+        let host_why = [
+            self.host.namespaces.as_ref().err().cloned(),
+            match &self.host.cgroups {
+                CgroupMode::Unavailable(why) => Some(why.clone()),
+                _ => None,
+            },
+        ];
+        if !findings.is_empty() {
+            findings.extend(
+                host_why.into_iter().flatten().map(|why| {
+                    Finding::new(LayerName::Executor, "sandbox.host", Severity::High, why)
+                }),
+            );
+        }
+        if req.spec.uid == 0 || req.spec.gid == 0 {
+            findings.push(Finding::new(
+                LayerName::Executor,
+                "sandbox.root",
+                Severity::High,
+                "the sandbox never runs a skill as uid or gid 0",
+            ));
+        }
+        (!findings.is_empty()).then(|| ExecOutcome::rejected(Status::Error, findings))
+    }
+
+    fn seccomp_filter(
+        &self,
+        req: &ExecRequest,
+    ) -> Result<Option<Vec<libc::sock_filter>>, ExecError> {
+        let program = if let Some(f) = req.extensions.get::<SeccompFilter>() {
+            Some(f.0.as_ref().clone())
+        } else if let Some(profile) = &req.spec.seccomp {
+            let compiler = self.seccomp_compiler.as_ref().ok_or_else(|| {
+                ExecError::Other(format!(
+                    "the spec asks for seccomp profile `{}` but no compiled filter was attached \
+                     and no compiler is configured (NativeSandbox::with_seccomp_compiler)",
+                    profile.name
+                ))
+            })?;
+            Some(compiler(profile).map_err(|e| {
+                ExecError::Other(format!("compiling seccomp profile `{}`: {e}", profile.name))
+            })?)
+        } else {
+            None
+        };
+        Ok(program.map(|p| {
+            p.iter()
+                .map(|i| libc::sock_filter {
+                    code: i.code,
+                    jt: i.jt,
+                    jf: i.jf,
+                    k: i.k,
+                })
+                .collect()
+        }))
+    }
+
+    fn run_blocking(&self, req: &ExecRequest) -> Result<ExecOutcome, ExecError> {
+        if let Some(refused) = self.refuse_unenforceable(req) {
+            return Ok(refused);
+        }
+        let skill = &req.skill;
+        let limits = req.spec.limits;
+        let interp = Interpreter::resolve(
+            skill.language,
+            self.interpreters.get(&skill.language).map(PathBuf::as_path),
+        )?;
+        let seccomp = self.seccomp_filter(req)?;
+        let dir = WorkDir::prepare(skill)?;
+        let stdin_bytes = serde_json::to_vec(&req.input)
+            .map_err(|e| ExecError::Other(format!("serializing the input: {e}")))?;
+
+        let pipe = || {
+            rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+                .map_err(|e| ExecError::io("creating a pipe", e.into()))
+        };
+        let (stdin_r, stdin_w) = pipe()?;
+        let (stdout_r, stdout_w) = pipe()?;
+        let (stderr_r, stderr_w) = pipe()?;
+        let (status_r, status_w) = pipe()?;
+        let (sync_r, sync_w) = pipe()?;
+        // Skills reopen their stdio through /dev/stdin (/proc/self/fd/0), which checks the
+        // pipe's owner: make the skill's ends its own.
+        let owner = (
+            rustix::process::Uid::from_raw(self.host_id_base.saturating_add(req.spec.uid)),
+            rustix::process::Gid::from_raw(self.host_id_base.saturating_add(req.spec.gid)),
+        );
+        for fd in [&stdin_r, &stdout_w, &stderr_w] {
+            rustix::fs::fchown(fd, Some(owner.0), Some(owner.1))
+                .map_err(|e| ExecError::io("handing the skill its stdio pipes", e.into()))?;
+        }
+        let fds = plan::ChildFds {
+            stdin: stdin_r.as_raw_fd(),
+            stdout: stdout_w.as_raw_fd(),
+            stderr: stderr_w.as_raw_fd(),
+            status: status_w.as_raw_fd(),
+            sync: sync_r.as_raw_fd(),
+        };
+        let mut env = req.spec.env.clone();
+        env.insert(OUTPUT_DIR_ENV.into(), layout::OUT_DIR.into());
+        env.insert("HOME".into(), layout::WORK_DIR.into());
+        env.insert("TMPDIR".into(), "/tmp".into());
+        let plan = layout::build(&layout::Inputs {
+            dir: &dir,
+            skill,
+            interp: &interp,
+            spec: &req.spec,
+            env: &env,
+            host_uid: self.host_id_base.saturating_add(req.spec.uid),
+            host_gid: self.host_id_base.saturating_add(req.spec.gid),
+            landlock_abi: self.host.landlock_abi,
+            cap_last_cap: self.host.cap_last_cap,
+            seccomp,
+            fds,
+        })?;
+        let cgroup = RunCgroup::create(&self.host.cgroups, limits.memory_bytes, limits.pids)?;
+
+        let started = Instant::now();
+        let pid = child::spawn(&plan).map_err(|e| {
+            if e.raw_os_error() == Some(libc::EPERM) {
+                ExecError::HostUnsupported(format!(
+                    "creating mount and pid namespaces was refused ({e}): the native sandbox \
+                     needs root with CAP_SYS_ADMIN; in a container, allow unshare/clone \
+                     (e.g. docker --privileged or a seccomp profile that permits namespaces)"
+                ))
+            } else {
+                ExecError::io("starting the sandbox", e)
+            }
+        })?;
+        let init = InitGuard { pid };
+        drop((stdin_r, stdout_w, stderr_w, status_w, sync_r));
+
+        cgroup.add(pid)?;
+        let (msg_tx, msg_rx) = mpsc::channel();
+        let mut status_file = File::from(status_r);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; MSG_LEN];
+            while status_file.read_exact(&mut buf).is_ok() {
+                if msg_tx.send(Msg::from_bytes(&buf)).is_err() {
+                    break;
+                }
+            }
+        });
+        let deadline = started + limits.wall_timeout;
+        let recv = |rx: &mpsc::Receiver<Msg>| {
+            rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        };
+        match recv(&msg_rx) {
+            Ok(m) if m.kind == MSG_READY => {}
+            Ok(m) => return Err(setup_error(m)),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                return Err(ExecError::Other(
+                    "the sandbox did not become ready before the wall-clock limit".into(),
+                ));
+            }
+            Err(_) => {
+                return Err(ExecError::Other(
+                    "the sandbox's init ended during setup".into(),
+                ));
+            }
+        }
+        write_id_maps(pid, self.host_id_base, req.spec.uid, req.spec.gid)?;
+        let mut sync = File::from(sync_w);
+        sync.write_all(&[1])
+            .map_err(|e| ExecError::io("releasing the sandbox's init", e))?;
+
+        let mut stdin = File::from(stdin_w);
+        let writer = std::thread::spawn(move || {
+            // A skill that never reads its stdin closes the pipe: EPIPE is not our failure.
+            let _ = stdin.write_all(&stdin_bytes);
+        });
+        let captures = Captures::start(File::from(stdout_r), File::from(stderr_r), &limits);
+
+        let mut timed_out = false;
+        let mut exec_failure = None;
+        let mut ended: Option<(i32, i32)> = None;
+        loop {
+            match recv(&msg_rx) {
+                Ok(m) if m.kind == MSG_DONE => {
+                    ended = Some((m.a, m.b));
+                    break;
+                }
+                Ok(m) if m.kind == MSG_EXEC_FAILED || m.kind == MSG_SETUP_FAILED => {
+                    exec_failure = Some(setup_error(m));
+                }
+                Ok(_) => {}
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    timed_out = true;
+                    break;
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        let (artifacts, mut artifact_findings) = if ended.is_some() {
+            let out = PathBuf::from(format!("/proc/{pid}/root{}", layout::OUT_DIR));
+            artifacts::collect(&out, limits.artifact_file_cap, limits.artifact_total_cap)
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        // Killing the init kills every process of the sandbox's pid namespace.
+        init.kill();
+        cgroup.kill_all();
+        drop(sync);
+        let waited =
+            crate::reap::wait4(pid).map_err(|e| ExecError::io("waiting for the sandbox", e));
+        std::mem::forget(init);
+        let waited = waited?;
+        let wall = started.elapsed();
+        let (stdout, stdout_truncated, stderr, stderr_truncated) = captures.finish();
+        let _ = writer.join();
+        let events = cgroup.events();
+        drop(cgroup);
+        drop(dir);
+        if let Some(e) = exec_failure {
+            return Err(e);
+        }
+        if ended.is_none() && !timed_out {
+            return Err(ExecError::Other(
+                "the sandbox's init ended without reporting how the skill ended".into(),
+            ));
+        }
+        let (exit_code, signal) = match ended {
+            Some((code, sig)) => ((code >= 0).then_some(code), (sig > 0).then_some(sig)),
+            None => (None, Some(libc::SIGKILL)),
+        };
+        let res = ProcessResult {
+            exit_code,
+            signal,
+            stdout,
+            stderr,
+            stdout_truncated,
+            stderr_truncated,
+            timed_out,
+            usage: ResourceUsage {
+                wall,
+                user_cpu: waited.user_cpu,
+                system_cpu: waited.system_cpu,
+                max_rss_bytes: events.peak_memory.max(waited.max_rss_bytes),
+            },
+        };
+        let mut outcome = outcome_from(res, &limits);
+        apply_limit_events(&mut outcome, &events, &limits);
+        outcome.artifacts = artifacts;
+        outcome.findings.append(&mut artifact_findings);
+        Ok(outcome)
+    }
+}
+
+/// Kills the init (and so the whole sandbox) if the run is abandoned by an early return.
+struct InitGuard {
+    pid: i32,
+}
+
+impl InitGuard {
+    fn kill(&self) {
+        if let Some(pid) = rustix::process::Pid::from_raw(self.pid) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        }
+    }
+}
+
+impl Drop for InitGuard {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = crate::reap::wait4(self.pid);
+    }
+}
+
+fn write_id_maps(pid: i32, base: u32, uid: u32, gid: u32) -> Result<(), ExecError> {
+    let w = |file: &str, inside: u32| {
+        let path = format!("/proc/{pid}/{file}");
+        let map = format!("0 {base} 1\n{inside} {} 1\n", base.saturating_add(inside));
+        std::fs::write(&path, map).map_err(|e| {
+            ExecError::HostUnsupported(format!(
+                "writing {path} failed ({e}): the host refuses the sandbox's id mapping; \
+                 skillgate must run as root (CAP_SETUID and CAP_SETGID in the host's user \
+                 namespace)"
+            ))
+        })
+    };
+    w("uid_map", uid)?;
+    w("gid_map", gid)
+}
+
+fn setup_error(m: Msg) -> ExecError {
+    let err = std::io::Error::from_raw_os_error(m.b);
+    let what = Stage::describe(m.a);
+    let step = if m.c >= 0 {
+        format!(" (step {})", m.c)
+    } else {
+        String::new()
+    };
+    if m.kind == MSG_SETUP_FAILED
+        && (m.a == Stage::UnshareUser as i32 || m.a == Stage::UnshareRest as i32)
+    {
+        return ExecError::HostUnsupported(format!(
+            "{what} failed: {err}. User namespaces are off or restricted on this host: check \
+             sysctl user.max_user_namespaces (> 0), kernel.unprivileged_userns_clone (= 1 on \
+             Debian/Ubuntu kernels), kernel.apparmor_restrict_unprivileged_userns (= 0, or an \
+             AppArmor profile allowing `userns`), and a container runtime's seccomp profile \
+             (it must allow unshare and clone with namespace flags)"
+        ));
+    }
+    ExecError::Other(format!("sandbox setup failed while {what}{step}: {err}"))
+}
+
+/// Turns what the cgroup saw into a status: an OOM kill or a refused fork is
+/// `resource_exhausted`, whatever the skill's exit code.
+fn apply_limit_events(
+    outcome: &mut ExecOutcome,
+    ev: &LimitEvents,
+    limits: &skillgate_core::Limits,
+) {
+    if outcome.status == Status::Timeout {
+        return;
+    }
+    let finding =
+        |rule: &str, msg: String| Finding::new(LayerName::Executor, rule, Severity::High, msg);
+    if ev.oom_kills > 0 {
+        outcome.status = Status::ResourceExhausted;
+        outcome.findings.push(finding(
+            "limit.memory",
+            format!(
+                "killed by the out-of-memory killer at the {} memory limit",
+                units::format_size(limits.memory_bytes)
+            ),
+        ));
+    } else if ev.pids_max_hits > 0 {
+        outcome.status = Status::ResourceExhausted;
+        outcome.findings.push(finding(
+            "limit.pids",
+            format!(
+                "tried to start more than {} processes or threads",
+                limits.pids
+            ),
+        ));
+    }
+}
+
+impl tower::Service<ExecRequest> for NativeSandbox {
+    type Response = ExecOutcome;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<ExecOutcome, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: ExecRequest) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move {
+            let started = Instant::now();
+            let mut outcome = tokio::task::spawn_blocking(move || this.run_blocking(&req))
+                .await
+                .map_err(|e| {
+                    Box::new(ExecError::Other(format!("executor task failed: {e}"))) as BoxError
+                })??;
+            let overhead = started.elapsed().saturating_sub(outcome.usage.wall);
+            outcome.record_layer(LayerName::Executor, overhead, Vec::new());
+            Ok(outcome)
+        })
+    }
+}

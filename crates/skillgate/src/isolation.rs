@@ -1,0 +1,436 @@
+//! Layer 3, isolation: decides the sandbox a run gets and refuses one the executor cannot
+//! enforce.
+//!
+//! The limits are computed in three steps:
+//!
+//! 1. the configured defaults (`[limits]`);
+//! 2. what the skill asks for (its `LimitOverrides`), then what the caller asks for
+//!    (`skillgate run --timeout/--memory`, or a [`RequestedLimits`] extension), each
+//!    replacing the value before it;
+//! 3. clamped to the maxima: `[isolation.max]` for everyone and
+//!    `[isolation.tenants.<id>.max]` for the caller's tenant. A request is never raised
+//!    past a maximum; each clamp is reported as a low-severity finding.
+//!
+//! The spec (limits, runtime tier, extra read-only paths) is recorded on the request,
+//! then checked against the executor's [`Capabilities`]: anything it cannot enforce makes
+//! the outcome `error`, with one `isolation` finding per missing capability, and nothing
+//! runs.
+use serde::Deserialize;
+use skillgate_core::{
+    Capabilities, ExecOutcome, ExecRequest, Finding, LayerName, LimitOverrides, Limits,
+    RuntimeTier, Severity, Status, units,
+};
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+use tower::{Layer, Service};
+
+/// Limits a caller asks for, attached to `ExecRequest::extensions`; clamped like the
+/// skill's own requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RequestedLimits(pub LimitOverrides);
+
+/// Upper bounds on what skills and callers may ask for. Unset means no bound beyond the
+/// executor's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Maxima {
+    /// Longest wall clock.
+    #[serde(with = "units::opt_duration")]
+    pub wall_timeout: Option<Duration>,
+    /// Most CPU time.
+    #[serde(with = "units::opt_duration")]
+    pub cpu_time: Option<Duration>,
+    /// Most memory, in bytes.
+    #[serde(with = "units::opt_size")]
+    pub memory_bytes: Option<u64>,
+    /// Most processes and threads.
+    pub pids: Option<u32>,
+    /// Largest file.
+    #[serde(with = "units::opt_size")]
+    pub file_size_bytes: Option<u64>,
+}
+
+/// One tenant's settings.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TenantIsolation {
+    /// The tenant's maxima (applied together with the global ones: the lower wins).
+    pub max: Maxima,
+}
+
+/// `[isolation]` in `skillgate.toml`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IsolationConfig {
+    /// The least isolation every run needs (`namespace` by default; `process` only for
+    /// trusted code with `[executor] kind = "process"`).
+    pub runtime: RuntimeTier,
+    /// Host paths made visible read-only in every run (a virtualenv, a data set).
+    pub read_only_paths: Vec<PathBuf>,
+    /// Maxima for everyone.
+    pub max: Maxima,
+    /// Per-tenant maxima, keyed by the caller's tenant id.
+    pub tenants: BTreeMap<String, TenantIsolation>,
+}
+
+impl Default for IsolationConfig {
+    fn default() -> Self {
+        IsolationConfig {
+            runtime: RuntimeTier::Namespace,
+            read_only_paths: Vec::new(),
+            max: Maxima::default(),
+            tenants: BTreeMap::new(),
+        }
+    }
+}
+
+/// Computes a run's limits: defaults, then the skill's and the caller's requests, clamped
+/// to the maxima. Returns the limits and one finding per clamp.
+///
+/// ```
+/// use skillgate::isolation::{compute_limits, Maxima};
+/// use skillgate::{LimitOverrides, Limits};
+/// use std::time::Duration;
+/// let skill = LimitOverrides { wall_timeout: Some(Duration::from_secs(60)), ..Default::default() };
+/// let max = Maxima { wall_timeout: Some(Duration::from_secs(30)), ..Default::default() };
+/// let (limits, clamps) = compute_limits(&Limits::default(), &[skill], &[max]);
+/// assert_eq!(limits.wall_timeout, Duration::from_secs(30));
+/// assert_eq!(clamps.len(), 1);
+/// ```
+pub fn compute_limits(
+    defaults: &Limits,
+    requests: &[LimitOverrides],
+    maxima: &[Maxima],
+) -> (Limits, Vec<Finding>) {
+    let mut l = *defaults;
+    for r in requests {
+        if let Some(v) = r.wall_timeout {
+            l.wall_timeout = v;
+        }
+        if let Some(v) = r.cpu_time {
+            l.cpu_time = Some(v);
+        }
+        if let Some(v) = r.memory_bytes {
+            l.memory_bytes = v;
+        }
+        if let Some(v) = r.pids {
+            l.pids = v;
+        }
+        if let Some(v) = r.file_size_bytes {
+            l.file_size_bytes = v;
+        }
+    }
+    let mut clamps = Vec::new();
+    let mut note = |what: &str, asked: String, max: String| {
+        clamps.push(Finding::new(
+            LayerName::Isolation,
+            "isolation.clamped",
+            Severity::Low,
+            format!("{what}: {asked} asked, clamped to the maximum {max}"),
+        ));
+    };
+    let dur = units::format_duration;
+    let size = units::format_size;
+    for m in maxima {
+        if let Some(max) = m.wall_timeout
+            && l.wall_timeout > max
+        {
+            note("wall-clock limit", dur(l.wall_timeout), dur(max));
+            l.wall_timeout = max;
+        }
+        if let Some(max) = m.cpu_time {
+            match l.cpu_time {
+                Some(c) if c <= max => {}
+                asked => {
+                    let a = asked.map_or("no limit".to_string(), dur);
+                    note("cpu-time limit", a, dur(max));
+                    l.cpu_time = Some(max);
+                }
+            }
+        }
+        if let Some(max) = m.memory_bytes
+            && l.memory_bytes > max
+        {
+            note("memory limit", size(l.memory_bytes), size(max));
+            l.memory_bytes = max;
+        }
+        if let Some(max) = m.pids
+            && l.pids > max
+        {
+            note("pids limit", l.pids.to_string(), max.to_string());
+            l.pids = max;
+        }
+        if let Some(max) = m.file_size_bytes
+            && l.file_size_bytes > max
+        {
+            note("file-size limit", size(l.file_size_bytes), size(max));
+            l.file_size_bytes = max;
+        }
+    }
+    (l, clamps)
+}
+
+/// The isolation layer; see the [module docs](self).
+#[derive(Debug, Clone)]
+pub struct IsolationLayer {
+    inner: Arc<Shared>,
+}
+
+#[derive(Debug)]
+struct Shared {
+    defaults: Limits,
+    config: IsolationConfig,
+    capabilities: Capabilities,
+}
+
+impl IsolationLayer {
+    /// A layer computing specs from `defaults` and `config`, for an executor that
+    /// enforces `capabilities`.
+    pub fn new(defaults: Limits, config: IsolationConfig, capabilities: Capabilities) -> Self {
+        IsolationLayer {
+            inner: Arc::new(Shared {
+                defaults,
+                config,
+                capabilities,
+            }),
+        }
+    }
+
+    /// Decides the spec for `req` (recorded on it); `Err` holds the refusal's findings.
+    pub fn decide(&self, req: &mut ExecRequest) -> Result<Vec<Finding>, Vec<Finding>> {
+        let s = &self.inner;
+        let mut requests = vec![req.skill.limits];
+        if let Some(r) = req.extensions.get::<RequestedLimits>() {
+            requests.push(r.0);
+        }
+        let mut maxima = vec![s.config.max];
+        if let Some(t) = s.config.tenants.get(&req.caller.tenant) {
+            maxima.push(t.max);
+        }
+        let (limits, clamps) = compute_limits(&s.defaults, &requests, &maxima);
+        req.spec.limits = limits;
+        req.spec.runtime = s.config.runtime;
+        req.spec
+            .read_only_paths
+            .extend(s.config.read_only_paths.iter().cloned());
+        match s.capabilities.check(&req.spec) {
+            Ok(()) => Ok(clamps),
+            Err(missing) => Err(missing
+                .into_iter()
+                .map(|m| {
+                    Finding::new(
+                        LayerName::Isolation,
+                        "isolation.unenforceable",
+                        Severity::High,
+                        format!("refused: {m}"),
+                    )
+                })
+                .chain(clamps)
+                .collect()),
+        }
+    }
+}
+
+impl<S> Layer<S> for IsolationLayer {
+    type Service = IsolationService<S>;
+    fn layer(&self, inner: S) -> Self::Service {
+        IsolationService {
+            layer: self.clone(),
+            inner,
+        }
+    }
+}
+
+/// The service of [`IsolationLayer`].
+#[derive(Debug, Clone)]
+pub struct IsolationService<S> {
+    layer: IsolationLayer,
+    inner: S,
+}
+
+impl<S> Service<ExecRequest> for IsolationService<S>
+where
+    S: Service<ExecRequest, Response = ExecOutcome> + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = ExecOutcome;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<ExecOutcome, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut req: ExecRequest) -> Self::Future {
+        let started = Instant::now();
+        let decided = self.layer.decide(&mut req);
+        let spent = started.elapsed();
+        match decided {
+            Err(findings) => Box::pin(async move {
+                let mut out = ExecOutcome::rejected(Status::Error, Vec::new());
+                out.record_layer(LayerName::Isolation, spent, findings);
+                Ok(out)
+            }),
+            Ok(findings) => {
+                let fut = self.inner.call(req);
+                Box::pin(async move {
+                    let mut out = fut.await?;
+                    out.record_layer(LayerName::Isolation, spent, findings);
+                    Ok(out)
+                })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use skillgate_core::{Caller, Language, Skill};
+    use tower::ServiceExt;
+
+    fn secs(s: u64) -> Duration {
+        Duration::from_secs(s)
+    }
+
+    #[test]
+    fn requests_replace_defaults_and_never_pass_a_maximum() {
+        let skill = LimitOverrides {
+            wall_timeout: Some(secs(2)),
+            memory_bytes: Some(1 << 30),
+            ..Default::default()
+        };
+        let caller = LimitOverrides {
+            wall_timeout: Some(secs(100)),
+            ..Default::default()
+        };
+        let global = Maxima {
+            wall_timeout: Some(secs(60)),
+            memory_bytes: Some(512 << 20),
+            ..Default::default()
+        };
+        let tenant = Maxima {
+            wall_timeout: Some(secs(20)),
+            ..Default::default()
+        };
+        let (l, clamps) = compute_limits(&Limits::default(), &[skill, caller], &[global, tenant]);
+        assert_eq!(l.wall_timeout, secs(20));
+        assert_eq!(l.memory_bytes, 512 << 20);
+        assert_eq!(l.pids, Limits::default().pids);
+        assert_eq!(clamps.len(), 3, "{clamps:?}");
+        // Asking for less is always fine.
+        let less = LimitOverrides {
+            pids: Some(4),
+            ..Default::default()
+        };
+        let (l, clamps) = compute_limits(&Limits::default(), &[less], &[global]);
+        assert_eq!((l.pids, clamps.len()), (4, 0));
+    }
+
+    #[test]
+    fn an_unlimited_cpu_request_is_clamped_to_the_maximum() {
+        let max = Maxima {
+            cpu_time: Some(secs(5)),
+            ..Default::default()
+        };
+        let defaults = Limits {
+            cpu_time: None,
+            ..Limits::default()
+        };
+        let (l, _) = compute_limits(&defaults, &[], &[max]);
+        assert_eq!(l.cpu_time, Some(secs(5)));
+    }
+
+    #[test]
+    fn config_parses_tenant_maxima_and_rejects_typos() {
+        let cfg: IsolationConfig = toml::from_str(
+            "[max]\nwall_timeout = \"30s\"\n[tenants.acme.max]\nmemory_bytes = \"64MiB\"\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.max.wall_timeout, Some(secs(30)));
+        assert_eq!(cfg.tenants["acme"].max.memory_bytes, Some(64 << 20));
+        assert!(toml::from_str::<IsolationConfig>("[max]\nwall_timout = \"1s\"\n").is_err());
+    }
+
+    #[test]
+    fn refuses_what_the_executor_cannot_enforce_without_calling_it() {
+        let called = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let c = Arc::clone(&called);
+        let inner = tower::service_fn(move |_req: ExecRequest| {
+            c.store(true, std::sync::atomic::Ordering::SeqCst);
+            async { Ok::<_, skillgate_core::BoxError>(ExecOutcome::rejected(Status::Ok, vec![])) }
+        });
+        let caps = Capabilities {
+            memory: false,
+            ..full_caps()
+        };
+        let svc =
+            IsolationLayer::new(Limits::default(), IsolationConfig::default(), caps).layer(inner);
+        let skill = Skill::builder("s", Language::Python, b"".to_vec()).build();
+        let req = ExecRequest::new(Caller::new("a", "t"), skill, serde_json::json!({}));
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let out = rt.block_on(svc.oneshot(req)).unwrap();
+        assert_eq!(out.status, Status::Error);
+        assert!(!called.load(std::sync::atomic::Ordering::SeqCst));
+        assert_eq!(out.findings[0].layer, LayerName::Isolation);
+        assert!(
+            out.findings[0].message.contains("memory"),
+            "{:?}",
+            out.findings
+        );
+    }
+
+    #[test]
+    fn records_the_clamped_spec_on_the_request() {
+        let cfg = IsolationConfig {
+            tenants: [(
+                "acme".to_string(),
+                TenantIsolation {
+                    max: Maxima {
+                        wall_timeout: Some(secs(1)),
+                        ..Default::default()
+                    },
+                },
+            )]
+            .into(),
+            ..IsolationConfig::default()
+        };
+        let layer = IsolationLayer::new(Limits::default(), cfg, full_caps());
+        let skill = Skill::builder("s", Language::Python, b"".to_vec()).build();
+        let mut req = ExecRequest::new(Caller::new("a", "acme"), skill, serde_json::json!({}));
+        req.extensions.insert(RequestedLimits(LimitOverrides {
+            wall_timeout: Some(secs(9)),
+            ..Default::default()
+        }));
+        let clamps = layer.decide(&mut req).unwrap();
+        assert_eq!(req.spec.limits.wall_timeout, secs(1));
+        assert_eq!(clamps[0].rule_id, "isolation.clamped");
+    }
+
+    fn full_caps() -> Capabilities {
+        Capabilities {
+            executor: "test".into(),
+            tier: RuntimeTier::Namespace,
+            wall_timeout: true,
+            cpu_time: true,
+            memory: true,
+            pids: true,
+            file_size: true,
+            open_files: true,
+            output_caps: true,
+            workdir_size: true,
+            user: true,
+            seccomp: true,
+            network_none: true,
+            network_allow_list: false,
+            clean_env: true,
+        }
+    }
+}

@@ -28,6 +28,7 @@
 mod arch;
 pub mod bpf;
 mod error;
+pub mod fuzz;
 mod layer;
 pub mod network;
 pub mod oci;

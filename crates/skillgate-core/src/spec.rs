@@ -195,6 +195,15 @@ pub struct SyscallRule {
 
 /// A seccomp profile, independent of architecture: resolved per architecture when compiled
 /// to BPF or emitted for a platform.
+///
+/// Meaning: a system call gets the **most restrictive** action among the rules that match
+/// it (name, and every argument condition), ranked as the kernel ranks them:
+/// `kill_process` > `errno` > `log` > `allow`; between two matching errno rules the one
+/// listed first wins. A call that no rule matches gets `default_action`. These are the
+/// semantics of stacked kernel filters, which is how `skillgate-confine` enforces a profile
+/// (one seccompiler filter per non-allow action, then one for the default); its
+/// `profile::evaluate` is the reference implementation. A name that an architecture lacks
+/// (`open` on aarch64) is left out there; a name no supported architecture has is an error.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SeccompProfile {

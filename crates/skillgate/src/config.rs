@@ -185,6 +185,10 @@ mod tests {
         assert_eq!(cfg.prescan.rules_dir, None);
         assert_eq!(cfg.secrets.mode, skillgate_secrets::Mode::Redact);
         assert!(cfg.secrets.default_rules && cfg.secrets.rules.is_empty());
+        assert_eq!(cfg.seccomp.python.as_deref(), Some("python"));
+        assert_eq!(cfg.seccomp.javascript.as_deref(), Some("node"));
+        assert!(cfg.network.default.is_none(), "no network by default");
+        assert!(cfg.seccomp.build_layer().is_ok() && cfg.network.build_layer().is_ok());
         assert_eq!(cfg.monitor, skillgate_monitor::MonitorConfig::default());
     }
 

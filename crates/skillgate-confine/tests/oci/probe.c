@@ -6,6 +6,7 @@
  *
  *   gcc -static -O2 -o probe probe.c -lpthread
  *   ./probe getpid ptrace clone_newuser socket_inet thread
+ *   ./probe loop 1000000     (benchmark: N getppid calls, prints "loop ns=TOTAL")
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -16,7 +17,9 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static void *thread_main(void *arg) { return arg; }
@@ -87,7 +90,19 @@ static long call(const char *n) {
     _exit(2);
 }
 
+/* N raw getppid calls (never cached by libc), timed with the monotonic clock. */
+static int bench_loop(long n) {
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (long i = 0; i < n; i++) syscall(SYS_getppid);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    long long ns = (long long)(b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec);
+    printf("loop ns=%lld\n", ns);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 3 && !strcmp(argv[1], "loop")) return bench_loop(atol(argv[2]));
     for (int i = 1; i < argc; i++) {
         errno = 0;
         long r = call(argv[i]);

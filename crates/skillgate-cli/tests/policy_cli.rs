@@ -12,32 +12,33 @@ fn skillgate() -> Command {
     cmd
 }
 
+/// Runs `cmd`, asserts exit 0, and parses its stdout as JSON.
+fn json_ok(cmd: &mut Command) -> serde_json::Value {
+    let out = cmd.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json(&out.stdout)
+}
+
 fn json(out: &[u8]) -> serde_json::Value {
     serde_json::from_slice(out).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(out)))
 }
 
 #[test]
 fn check_allows_a_known_agent_with_exit_0() {
-    let out = skillgate()
-        .args([
-            "policy",
-            "check",
-            "--agent",
-            "analyst-1",
-            "--skill",
-            "examples/skills/analyze-rows",
-        ])
-        .args(["--entities", "examples/entities.json", "--format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let decision = json_ok(
+        skillgate()
+            .args(["policy", "check", "--agent", "analyst-1"])
+            .args(["--skill", "examples/skills/analyze-rows"])
+            .args(["--entities", "examples/entities.json", "--format", "json"]),
     );
     assert_eq!(
-        json(&out.stdout),
+        decision,
         serde_json::json!({"decision": "allow", "reasons": ["public-skills"], "errors": []})
     );
 }
@@ -212,30 +213,22 @@ fn test_files_pass_with_0_and_fail_with_1() {
 #[test]
 fn list_skills_enumerates_what_an_agent_may_execute() {
     let list = |agent: &str| {
-        let out = skillgate()
-            .args([
-                "policy",
-                "list-skills",
-                "--agent",
-                agent,
-                "--skills",
-                "examples/skills",
-            ])
-            .args(["--config", "examples/skillgate.toml", "--format", "json"])
-            .output()
-            .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        json(&out.stdout)
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|l| l["name"].as_str().unwrap().to_string())
-            .collect::<Vec<_>>()
+        json_ok(
+            skillgate()
+                .args(["policy", "list-skills", "--agent", agent])
+                .args([
+                    "--skills",
+                    "examples/skills",
+                    "--config",
+                    "examples/skillgate.toml",
+                ])
+                .args(["--format", "json"]),
+        )
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["name"].as_str().unwrap().to_string())
+        .collect::<Vec<_>>()
     };
     assert_eq!(list("analyst-1"), ["analyze-rows", "count-items"]);
     assert!(list("catalogue-bot").is_empty());

@@ -209,7 +209,10 @@ impl Parts<'_> {
         let agent_uid = Uids::uid(&u.agent, &caller.agent_id);
         let mut set: HashMap<EntityUid, Entity> = HashMap::new();
 
-        let agent = match self.store.get(&agent_uid) {
+        let known = self.store.get(&agent_uid);
+        let on_file = known
+            .is_some_and(|a| matches!(a.attr("quarantined"), Some(Ok(EvalResult::Bool(true)))));
+        let (mut attrs, mut parents) = match known {
             Some(known) => {
                 match known.attr("tenant") {
                     Some(Ok(EvalResult::EntityUid(t))) if t == caller_tenant => {}
@@ -228,30 +231,12 @@ impl Parts<'_> {
                         ));
                     }
                 }
-                let on_file = matches!(known.attr("quarantined"), Some(Ok(EvalResult::Bool(true))));
-                let (uid, mut attrs, mut parents) = known.clone().into_inner();
-                attrs.insert(
-                    "quarantined".to_string(),
-                    RestrictedExpression::new_bool(on_file || quarantined),
-                );
-                self.add_caller_groups(caller, &mut parents);
-                for parent in &parents {
-                    if let Some(p) = self.store.get(parent) {
-                        set.insert(parent.clone(), p.clone());
-                    }
-                }
-                Entity::new(uid, attrs, parents).map_err(|e| e.to_string())?
+                let (_, attrs, parents) = known.clone().into_inner();
+                (attrs, parents)
             }
-            None => {
-                // An agent nobody declared: its caller's tenant, no right to run code.
-                let mut parents = HashSet::new();
-                self.add_caller_groups(caller, &mut parents);
-                for parent in &parents {
-                    if let Some(p) = self.store.get(parent) {
-                        set.insert(parent.clone(), p.clone());
-                    }
-                }
-                let attrs = HashMap::from([
+            // An agent nobody declared: its caller's tenant, no right to run code.
+            None => (
+                HashMap::from([
                     (
                         "tenant".to_string(),
                         RestrictedExpression::new_entity_uid(caller_tenant.clone()),
@@ -260,14 +245,21 @@ impl Parts<'_> {
                         "can_execute_code".to_string(),
                         RestrictedExpression::new_bool(false),
                     ),
-                    (
-                        "quarantined".to_string(),
-                        RestrictedExpression::new_bool(quarantined),
-                    ),
-                ]);
-                Entity::new(agent_uid.clone(), attrs, parents).map_err(|e| e.to_string())?
-            }
+                ]),
+                HashSet::new(),
+            ),
         };
+        attrs.insert(
+            "quarantined".to_string(),
+            RestrictedExpression::new_bool(on_file || quarantined),
+        );
+        self.add_caller_groups(caller, &mut parents);
+        for parent in &parents {
+            if let Some(p) = self.store.get(parent) {
+                set.insert(parent.clone(), p.clone());
+            }
+        }
+        let agent = Entity::new(agent_uid.clone(), attrs, parents).map_err(|e| e.to_string())?;
         set.insert(agent_uid.clone(), agent);
 
         let skill_tenant_uid = Uids::uid(&u.tenant, skill_tenant);

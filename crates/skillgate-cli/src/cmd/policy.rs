@@ -28,10 +28,10 @@ enum PolicyCommand {
     ListSkills(ListArgs),
 }
 
-/// Where the policies, entities and grants come from: the config's `[policy]` section,
-/// overridden by the flags.
+/// The policy layer's files, overriding the config's `[policy]` section (also flattened
+/// into `skillgate run`).
 #[derive(Debug, Args)]
-struct SourceArgs {
+pub(crate) struct PolicyFileArgs {
     /// A folder of *.cedar files (and optionally a *.cedarschema) instead of the built-in policies.
     #[arg(long, value_name = "DIR")]
     policies: Option<PathBuf>,
@@ -41,6 +41,29 @@ struct SourceArgs {
     /// The grants file (restricted-skill grants).
     #[arg(long, value_name = "FILE")]
     grants: Option<PathBuf>,
+}
+
+impl PolicyFileArgs {
+    /// Puts the files given on the command line in place of the config's.
+    pub(crate) fn apply(&self, sources: &mut PolicySources) {
+        if let Some(p) = &self.policies {
+            sources.policies = Some(p.clone());
+        }
+        if let Some(p) = &self.entities {
+            sources.entities = Some(p.clone());
+        }
+        if let Some(p) = &self.grants {
+            sources.grants = Some(p.clone());
+        }
+    }
+}
+
+/// Where the policies, entities and grants come from: the config's `[policy]` section,
+/// overridden by the flags.
+#[derive(Debug, Args)]
+struct SourceArgs {
+    #[command(flatten)]
+    files: PolicyFileArgs,
     /// The config file whose [policy] section to start from.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -53,15 +76,7 @@ impl SourceArgs {
             None => Config::default(),
         };
         let mut sources = config.policy;
-        if let Some(p) = &self.policies {
-            sources.policies = Some(p.clone());
-        }
-        if let Some(p) = &self.entities {
-            sources.entities = Some(p.clone());
-        }
-        if let Some(p) = &self.grants {
-            sources.grants = Some(p.clone());
-        }
+        self.files.apply(&mut sources);
         Ok((sources, config.limits))
     }
 

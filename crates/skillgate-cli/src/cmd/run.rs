@@ -43,15 +43,8 @@ pub(crate) struct RunArgs {
     /// The config file (skillgate.toml).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Cedar policies folder for the policy layer (overrides `[policy] policies`).
-    #[arg(long, value_name = "DIR")]
-    policies: Option<PathBuf>,
-    /// Cedar entities file for the policy layer (overrides `[policy] entities`).
-    #[arg(long, value_name = "FILE")]
-    entities: Option<PathBuf>,
-    /// Grants file for the policy layer (overrides `[policy] grants`).
-    #[arg(long, value_name = "FILE")]
-    grants: Option<PathBuf>,
+    #[command(flatten)]
+    policy_files: crate::cmd::policy::PolicyFileArgs,
     /// Switch a layer off (policy, prescan, isolation, seccomp, network, secrets, monitor); for testing one layer without another.
     #[arg(long, value_name = "LAYER", value_parser = parse_layer)]
     disable: Vec<LayerName>,
@@ -158,15 +151,7 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
         Some(p) => Config::load(p)?,
         None => Config::default(),
     };
-    if let Some(p) = &args.policies {
-        config.policy.policies = Some(p.clone());
-    }
-    if let Some(p) = &args.entities {
-        config.policy.entities = Some(p.clone());
-    }
-    if let Some(p) = &args.grants {
-        config.policy.grants = Some(p.clone());
-    }
+    args.policy_files.apply(&mut config.policy);
     if let Some(dir) = &args.state_dir {
         config.monitor.state_dir = Some(dir.clone());
     }

@@ -27,9 +27,15 @@ fn run_lang(lang: &str, code: &str, input: Value, extra: &[&str]) -> Value {
             lang,
             "--disable",
             "prescan",
+            // Bare scripts belong to no tenant, so the policy gate would deny them; the
+            // suite is about the sandbox.
+            "--disable",
+            "policy",
             "--format",
             "json",
         ])
+        .arg("--state-dir")
+        .arg(state_dir())
         .arg("--code")
         .arg(&file)
         .arg("--input")
@@ -45,6 +51,12 @@ fn run_lang(lang: &str, code: &str, input: Value, extra: &[&str]) -> Value {
             String::from_utf8_lossy(&out.stderr)
         )
     })
+}
+
+/// A monitor state directory for this test process.
+fn state_dir() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
 }
 
 fn run(code: &str, input: Value) -> Value {
@@ -344,8 +356,9 @@ fn inherited_descriptors_are_closed() {
     let out = std::process::Command::new("bash")
         .arg("-c")
         .arg(format!(
-            "exec 7</etc/hostname; exec {} run --lang python --disable prescan --format json --code {}",
+            "exec 7</etc/hostname; exec {} run --lang python --disable prescan --disable policy --state-dir {} --format json --code {}",
             bin.display(),
+            state_dir().display(),
             file.display()
         ))
         .output()
@@ -507,6 +520,10 @@ fn the_examples_run_isolated() {
             .args(["run", "--format", "json", "--input-file"])
             .arg(dir.join("sample-input.json"))
             .arg(&dir)
+            .args(["--agent", "analyst-1", "--tenant", "acme", "--config"])
+            .arg(root.join("../skillgate.toml"))
+            .arg("--state-dir")
+            .arg(state_dir())
             .output()
             .unwrap();
         let mut stderr = String::new();

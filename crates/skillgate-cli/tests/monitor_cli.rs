@@ -19,22 +19,27 @@ fn stdout_of(args: &[&str], state: &Path) -> Vec<u8> {
         .clone()
 }
 
-fn run_exit3(state: &Path, config: &Path, agent: &str) {
-    let code = state.parent().unwrap().join("exit3.py");
-    std::fs::write(&code, "import sys\nprint('{}')\nsys.exit(3)\n").unwrap();
-    skillgate()
+/// Runs the `exit-three` skill as `agent` of tenant `acme`; returns the JSON report.
+fn run_exit3(state: &Path, config: &Path, skill: &Path, agent: &str) -> serde_json::Value {
+    let out = skillgate()
         .args([
-            "run", "--lang", "python", "--format", "json", "--agent", agent, "--code",
+            "run", "--format", "json", "--agent", agent, "--tenant", "acme",
         ])
-        .arg(&code)
+        .arg(skill)
         .arg("--state-dir")
         .arg(state)
         .arg("--config")
         .arg(config)
         .assert()
-        .code(predicates::ord::lt(2));
+        .code(predicates::ord::lt(2))
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
 }
 
+/// The quarantine loop end to end: repeated violations quarantine the agent, the policy
+/// layer then denies it, an operator releases it, and it runs again.
 #[test]
 fn runs_share_state_and_an_operator_releases_a_quarantine() {
     let tmp = tempfile::tempdir().unwrap();
@@ -47,27 +52,64 @@ fn runs_share_state_and_an_operator_releases_a_quarantine() {
         "[[detection]]\nid = \"strict.exit\"\nseverity = \"high\"\naction = \"quarantine\"\nmessage = \"failed\"\nwhen = { kind = \"nonzero_exit\" }\n",
     )
     .unwrap();
+    let skill = tmp.path().join("exit-three");
+    std::fs::create_dir_all(skill.join("scripts")).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: exit-three\ndescription: Fails on purpose.\nmetadata:\n  skillgate.tenant: acme\n  skillgate.owner: builder-alice\n  skillgate.visibility: public\n---\n",
+    )
+    .unwrap();
+    std::fs::write(
+        skill.join("scripts/main.py"),
+        "import sys\nprint('{}')\nsys.exit(3)\n",
+    )
+    .unwrap();
+    let entities = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/entities.json");
     let config = tmp.path().join("skillgate.toml");
     std::fs::write(
         &config,
         format!(
-            "[monitor]\nrules = {:?}\ndurability = \"flush\"\n",
+            "[policy]\nentities = {:?}\n\n[monitor]\nrules = {:?}\ndurability = \"flush\"\n",
+            entities.display().to_string(),
             rules.display().to_string()
         ),
     )
     .unwrap();
 
     for _ in 0..3 {
-        run_exit3(&state, &config, "mallory");
+        let r = run_exit3(&state, &config, &skill, "analyst-1");
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["exit_code"], 3, "{r}");
     }
+    // Quarantined: the policy layer's quarantine forbid denies the next run.
+    let denied = run_exit3(&state, &config, &skill, "analyst-1");
+    assert_eq!(denied["status"], "denied", "{denied}");
+    assert!(denied["exit_code"].is_null(), "{denied}");
+    assert!(
+        denied["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["layer"] == "policy" && f["rule_id"] == "quarantine"),
+        "{denied}"
+    );
+    // Another agent of the tenant is not affected.
+    let other = run_exit3(&state, &config, &skill, "analyst-2");
+    assert_eq!(other["status"], "ok", "{other}");
+
     let out = stdout_of(
         &[
-            "monitor", "status", "--agent", "mallory", "--format", "json",
+            "monitor",
+            "status",
+            "--agent",
+            "analyst-1",
+            "--format",
+            "json",
         ],
         &state,
     );
     let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    assert_eq!(v[0]["agent"], "mallory");
+    assert_eq!(v[0]["agent"], "analyst-1");
     assert!(
         v[0]["quarantine"]["reason"]
             .as_str()
@@ -75,26 +117,32 @@ fn runs_share_state_and_an_operator_releases_a_quarantine() {
             .contains("strict.exit"),
         "{v}"
     );
-    assert_eq!(v[0]["executions"][0], serde_json::json!(["ok", 3]));
+    let executions = v[0]["executions"].as_array().unwrap();
+    assert!(executions.contains(&serde_json::json!(["ok", 3])), "{v}");
+    assert!(
+        executions.contains(&serde_json::json!(["denied", 1])),
+        "{v}"
+    );
 
     let metrics = stdout_of(&["monitor", "metrics"], &state);
     let metrics = String::from_utf8(metrics).unwrap();
     assert!(
-        metrics.contains("skillgate_executions_total{status=\"ok\"} 3"),
+        metrics.contains("skillgate_executions_total{status=\"ok\"} 4")
+            && metrics.contains("skillgate_executions_total{status=\"denied\"} 1"),
         "{metrics}"
     );
     assert!(
         metrics.contains("skillgate_quarantined_agents 1"),
         "{metrics}"
     );
-    assert!(!metrics.contains("mallory"), "no per-agent labels");
+    assert!(!metrics.contains("analyst-1"), "no per-agent labels");
 
     skillgate()
         .args([
             "monitor",
             "release",
             "--agent",
-            "mallory",
+            "analyst-1",
             "--by",
             "oncall",
             "--state-dir",
@@ -103,7 +151,7 @@ fn runs_share_state_and_an_operator_releases_a_quarantine() {
         .assert()
         .success();
     skillgate()
-        .args(["monitor", "release", "--agent", "mallory", "--state-dir"])
+        .args(["monitor", "release", "--agent", "analyst-1", "--state-dir"])
         .arg(&state)
         .assert()
         .code(1);
@@ -112,14 +160,14 @@ fn runs_share_state_and_an_operator_releases_a_quarantine() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 4);
-    assert_eq!(lines[3]["kind"], "release");
-    assert_eq!(lines[3]["by"], "oncall");
-    assert!(
-        lines[..3]
-            .iter()
-            .all(|l| l["kind"] == "execution" && l["caller"]["agent"] == "mallory")
-    );
+    assert_eq!(lines.len(), 6);
+    assert_eq!(lines[5]["kind"], "release");
+    assert_eq!(lines[5]["by"], "oncall");
+    assert!(lines[..5].iter().all(|l| l["kind"] == "execution"));
+
+    // Released: the agent runs again.
+    let again = run_exit3(&state, &config, &skill, "analyst-1");
+    assert_eq!(again["status"], "ok", "{again}");
 }
 
 #[test]

@@ -15,11 +15,41 @@ fn skillgate() -> Command {
     c
 }
 
+/// A monitor state directory for this test process.
+fn state_dir() -> &'static Path {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
+
+/// The flags every run here takes: the example config and one of its agents for skill
+/// folders; for bare scripts (which belong to no tenant, so the policy gate denies them),
+/// the policy layer switched off: these tests are about the run, not the gate.
+fn context(args: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = vec!["--state-dir".into(), state_dir().display().to_string()];
+    if args.contains(&"--code") {
+        v.extend(["--disable", "policy"].map(String::from));
+    } else {
+        v.extend(
+            [
+                "--config",
+                "examples/skillgate.toml",
+                "--agent",
+                "analyst-1",
+                "--tenant",
+                "acme",
+            ]
+            .map(String::from),
+        );
+    }
+    v
+}
+
 /// Runs and parses the JSON report; returns (exit code, report, stderr).
 fn run_json(args: &[&str]) -> (i32, Value, String) {
     let out = skillgate()
         .arg("run")
         .args(args)
+        .args(context(args))
         .args(["--format", "json"])
         .output()
         .unwrap();
@@ -151,7 +181,12 @@ fn non_zero_exit_is_status_ok_with_the_exit_code() {
 }
 
 fn expect_usage_error(args: &[&str], needle: &str) {
-    let out = skillgate().args(args).output().unwrap();
+    let mut cmd = skillgate();
+    cmd.args(args);
+    if args.first() == Some(&"run") {
+        cmd.args(context(args));
+    }
+    let out = cmd.output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
     assert!(
@@ -365,9 +400,11 @@ fn the_callers_environment_does_not_reach_the_skill() {
         "env.py",
         "import os, json\nprint(json.dumps(sorted(os.environ)))\n",
     );
+    let args = ["run", "--code", &f, "--lang", "python", "--format", "json"];
     let out = skillgate()
         .env("SKILLGATE_TEST_SECRET", "hunter2")
-        .args(["run", "--code", &f, "--lang", "python", "--format", "json"])
+        .args(args)
+        .args(context(&args))
         .output()
         .unwrap();
     let r: Value = serde_json::from_slice(&out.stdout).unwrap();

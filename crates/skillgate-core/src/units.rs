@@ -36,15 +36,45 @@ fn secs_to_duration(secs: f64, original: &str) -> Result<Duration, String> {
     })
 }
 
-/// Parses a size such as `256MiB`, `1GB`, `512k` or `4096` (bytes).
+/// Parses a size such as `256MiB`, `1GB`, `64Ki` or `4096` (bytes). Binary units (`KiB`,
+/// `MiB`, `GiB`, `TiB`, or `Ki`, `Mi`, ...) are powers of 1024, decimal ones (`kB`, `MB`,
+/// `GB`, `TB`, or `K`, `M`, ...) powers of 1000; units are case-insensitive.
 pub fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
+    let bad =
+        |why: &str| format!("invalid size `{s}`: {why} (expected e.g. `256MiB`, `1GB`, `4096`)");
     if t.is_empty() {
         return Err("empty size".into());
     }
-    t.parse::<bytesize::ByteSize>()
-        .map(|b| b.as_u64())
-        .map_err(|e| format!("invalid size `{s}`: {e} (expected e.g. `256MiB`, `1GB`, `4096`)"))
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    if number.is_empty() {
+        return Err(bad("no number"));
+    }
+    let unit = unit.trim().to_ascii_lowercase();
+    let multiplier: u64 = match unit.as_str() {
+        "" | "b" => 1,
+        "k" | "kb" => 1000,
+        "ki" | "kib" => 1 << 10,
+        "m" | "mb" => 1000_u64.pow(2),
+        "mi" | "mib" => 1 << 20,
+        "g" | "gb" => 1000_u64.pow(3),
+        "gi" | "gib" => 1 << 30,
+        "t" | "tb" => 1000_u64.pow(4),
+        "ti" | "tib" => 1 << 40,
+        _ => return Err(bad(&format!("unknown unit `{unit}`"))),
+    };
+    if let Ok(n) = number.parse::<u64>() {
+        return n.checked_mul(multiplier).ok_or_else(|| bad("too large"));
+    }
+    let f: f64 = number.parse().map_err(|_| bad("not a number"))?;
+    let bytes = f * multiplier as f64;
+    if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {
+        return Err(bad("out of range"));
+    }
+    Ok(bytes.round() as u64)
 }
 
 /// Formats a duration the way [`parse_duration`] reads it.
@@ -52,12 +82,14 @@ pub fn format_duration(d: Duration) -> String {
     humantime::format_duration(d).to_string()
 }
 
-/// Formats a size in binary units (`256MiB`).
+/// Formats a size in the largest binary unit that divides it (`256MiB`), else in bytes.
 pub fn format_size(bytes: u64) -> String {
-    bytesize::ByteSize::b(bytes)
-        .display()
-        .iec_short()
-        .to_string()
+    for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if bytes != 0 && bytes % (1u64 << shift) == 0 {
+            return format!("{}{unit}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
 }
 
 #[derive(serde::Deserialize)]
@@ -175,7 +207,19 @@ mod tests {
         assert_eq!(parse_size("256MiB").unwrap(), 256 << 20);
         assert_eq!(parse_size("1GB").unwrap(), 1_000_000_000);
         assert_eq!(parse_size("4096").unwrap(), 4096);
-        for bad in ["", "lots", "12XB", "-5MiB"] {
+        assert_eq!(parse_size("64ki").unwrap(), 64 << 10);
+        assert_eq!(parse_size("1.5GiB").unwrap(), 3 << 29);
+        assert_eq!(format_size(256 << 20), "256MiB");
+        assert_eq!(format_size(1000), "1000");
+        for bad in [
+            "",
+            "lots",
+            "12XB",
+            "-5MiB",
+            "MiB",
+            "1.2.3MB",
+            "99999999999TiB",
+        ] {
             let err = parse_size(bad).unwrap_err();
             assert!(err.contains("size"), "{bad}: {err}");
         }

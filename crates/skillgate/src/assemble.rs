@@ -106,21 +106,7 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
     let isolation = |caps| IsolationLayer::new(config.limits, config.isolation.clone(), caps);
     let service = match config.executor.kind {
         ExecutorKind::Native => {
-            // The seccomp layer decides a profile; the sandbox installs it compiled for
-            // this machine's architecture (an unsupported one fails closed).
-            let mut executor =
-                NativeSandbox::new().with_seccomp_compiler(std::sync::Arc::new(|profile| {
-                    let arch = skillgate_confine::Arch::native().ok_or_else(|| {
-                        format!("no seccomp support for {}", std::env::consts::ARCH)
-                    })?;
-                    skillgate_confine::bpf::compile(profile, arch).map_err(|e| e.to_string())
-                }));
-            if let Some(p) = &config.interpreters.python {
-                executor = executor.with_interpreter(Language::Python, p);
-            }
-            if let Some(p) = &config.interpreters.javascript {
-                executor = executor.with_interpreter(Language::JavaScript, p);
-            }
+            let executor = native_sandbox(config);
             let host = executor.host();
             if let Err(why) = &host.namespaces {
                 notices.push(format!("the native sandbox cannot run here: {why}"));
@@ -230,4 +216,27 @@ fn prescan_layer(
         std::sync::Arc::new(rules),
         options,
     )))
+}
+
+/// The native sandbox `config` describes: its interpreters, and the seccomp compiler of
+/// `skillgate-confine` for this machine's architecture (an unsupported architecture fails
+/// closed: a run that asks for a profile is refused).
+///
+/// ```no_run
+/// let sandbox = skillgate::assemble::native_sandbox(&skillgate::Config::default());
+/// println!("{:?}", sandbox.capabilities());
+/// ```
+pub fn native_sandbox(config: &Config) -> NativeSandbox {
+    let mut executor = NativeSandbox::new().with_seccomp_compiler(Arc::new(|profile| {
+        let arch = skillgate_confine::Arch::native()
+            .ok_or_else(|| format!("no seccomp support for {}", std::env::consts::ARCH))?;
+        skillgate_confine::bpf::compile(profile, arch).map_err(|e| e.to_string())
+    }));
+    if let Some(p) = &config.interpreters.python {
+        executor = executor.with_interpreter(Language::Python, p);
+    }
+    if let Some(p) = &config.interpreters.javascript {
+        executor = executor.with_interpreter(Language::JavaScript, p);
+    }
+    executor
 }

@@ -3,7 +3,10 @@ use skillgate::{Caller, Config, ExecRequest, Language, LayerName, Skill, Status,
 use tower::ServiceExt;
 
 fn run(config: &Config, code: &str) -> skillgate::ExecOutcome {
-    let assembled = assemble::from_config(config, &[]).unwrap();
+    // The policy layer (no entities: everyone denied) and the monitor (a state directory)
+    // are not what these tests are about.
+    let assembled =
+        assemble::from_config(config, &[LayerName::Policy, LayerName::Monitor]).unwrap();
     let skill = Skill::builder("s", Language::Python, code.as_bytes().to_vec()).build();
     let req = ExecRequest::new(Caller::new("a", "t"), skill, serde_json::json!({}));
     tokio::runtime::Builder::new_current_thread()

@@ -258,6 +258,16 @@ impl RuleSet {
                 });
             }
         }
+        // One combined query per language, compiled once. Only when it does not compile are
+        // the rules' queries compiled one by one, to name the rule at fault.
+        let combined = [Language::Python, Language::JavaScript].map(|lang| {
+            let (source, starts) = combined_source(&rules, lang);
+            let query = match source.is_empty() {
+                true => None,
+                false => Some(Query::new(&ts_language(lang), &source)),
+            };
+            (query, starts)
+        });
         let mut seen = HashSet::new();
         for r in &rules {
             let err = |message: String| RuleError::Rule {
@@ -284,14 +294,16 @@ impl RuleSet {
             {
                 return Err(err(format!("fact pattern `{f}` is empty or has spaces")));
             }
-            for q in &r.queries {
+            let combined_ok = matches!(combined[r.language as usize].0, None | Some(Ok(_)));
+            for q in r.queries.iter().filter(|_| !combined_ok) {
                 Query::new(&ts_language(r.language), q)
                     .map_err(|e| err(format!("query does not compile: {e}")))?;
             }
         }
         let [py_allowed, js_allowed] = allowed;
-        let python = compile(&rules, Language::Python, py_allowed)?;
-        let javascript = compile(&rules, Language::JavaScript, js_allowed)?;
+        let [py_query, js_query] = combined;
+        let python = compile(&rules, Language::Python, py_allowed, py_query)?;
+        let javascript = compile(&rules, Language::JavaScript, js_allowed, js_query)?;
         Ok(RuleSet {
             rules,
             python,
@@ -346,10 +358,31 @@ impl RuleSet {
     }
 }
 
+/// The queries of `lang`'s rules joined into one source, and the byte offset at which each
+/// rule's part starts (in source order).
+fn combined_source(rules: &[Rule], lang: Language) -> (String, Vec<(usize, usize)>) {
+    let mut source = String::new();
+    let mut starts = Vec::new();
+    for (i, r) in rules.iter().enumerate().filter(|(_, r)| r.language == lang) {
+        for q in &r.queries {
+            starts.push((source.len(), i));
+            source.push_str(q);
+            source.push('\n');
+        }
+    }
+    (source, starts)
+}
+
+type CombinedQuery = (
+    Option<Result<Query, tree_sitter::QueryError>>,
+    Vec<(usize, usize)>,
+);
+
 fn compile(
     rules: &[Rule],
     lang: Language,
     allowed: HashSet<String>,
+    (query, starts): CombinedQuery,
 ) -> Result<Compiled, RuleError> {
     let mut c = Compiled {
         rules: Vec::new(),
@@ -359,7 +392,6 @@ fn compile(
         pattern_rule: Vec::new(),
         allowed,
     };
-    let mut source = String::new();
     for (i, r) in rules.iter().enumerate().filter(|(_, r)| r.language == lang) {
         c.rules.push(i);
         for f in &r.facts {
@@ -368,20 +400,20 @@ fn compile(
                 Some(star) => c.globs.push((f[..star].to_string(), f.clone(), i)),
             }
         }
-        for q in &r.queries {
-            let n = Query::new(&ts_language(lang), q)
-                .map(|q| q.pattern_count())
-                .unwrap_or(0);
-            c.pattern_rule.extend(std::iter::repeat_n(i, n));
-            source.push_str(q);
-            source.push('\n');
-        }
     }
-    if !source.is_empty() {
-        let q = Query::new(&ts_language(lang), &source).map_err(|e| RuleError::Parse {
+    if let Some(q) = query {
+        let q = q.map_err(|e| RuleError::Parse {
             file: format!("{} packs", lang_dir(lang)),
             message: format!("the combined queries do not compile: {e}"),
         })?;
+        // Each pattern belongs to the rule whose part of the source it starts in.
+        c.pattern_rule = (0..q.pattern_count())
+            .map(|p| {
+                let at = q.start_byte_for_pattern(p);
+                let k = starts.partition_point(|&(s, _)| s <= at).saturating_sub(1);
+                starts[k].1
+            })
+            .collect();
         c.query = Some(q);
     }
     Ok(c)

@@ -3,6 +3,7 @@ use crate::facts::{Ctx, Fact, walk};
 use crate::rules::{RuleSet, ts_language};
 use serde::{Deserialize, Serialize};
 use skillgate_core::{Finding, Language, LayerName, Location, Severity};
+use std::cell::RefCell;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -258,13 +259,40 @@ impl PreScanner {
     }
 
     fn parse(&self, src: &str, lang: Language) -> Result<Tree, Box<Finding>> {
-        let mut parser = Parser::new();
-        parser.set_language(&ts_language(lang)).map_err(|e| {
-            engine(
-                engine_rules::PARSE_ERROR,
-                format!("the {lang} grammar cannot be loaded: {e}"),
-            )
-        })?;
+        thread_local! {
+            /// One parser per language and thread, reused across scans.
+            static PARSERS: RefCell<[Option<Parser>; 2]> = const { RefCell::new([None, None]) };
+        }
+        PARSERS.with(|cell| {
+            let Ok(mut parsers) = cell.try_borrow_mut() else {
+                // Re-entered from inside a parse: use a parser of its own.
+                return self.parse_with(&mut None, src, lang);
+            };
+            self.parse_with(&mut parsers[lang as usize], src, lang)
+        })
+    }
+
+    fn parse_with(
+        &self,
+        slot: &mut Option<Parser>,
+        src: &str,
+        lang: Language,
+    ) -> Result<Tree, Box<Finding>> {
+        let parser = match slot {
+            Some(p) => p,
+            None => {
+                let mut parser = Parser::new();
+                parser.set_language(&ts_language(lang)).map_err(|e| {
+                    engine(
+                        engine_rules::PARSE_ERROR,
+                        format!("the {lang} grammar cannot be loaded: {e}"),
+                    )
+                })?;
+                slot.insert(parser)
+            }
+        };
+        // A parse cut short (timeout) leaves state behind; start every parse clean.
+        parser.reset();
         let started = Instant::now();
         let timeout = self.options.limits.parse_timeout;
         let mut timed_out = false;

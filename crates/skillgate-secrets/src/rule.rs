@@ -115,6 +115,9 @@ pub struct Rule {
     pub(crate) window: usize,
     pub(crate) severity: Severity,
     pub(crate) generic: bool,
+    /// The regex has the generic assignment shape (see [`assignment_shape`]): a keyword
+    /// hit not followed by an assignment operator cannot be part of a match.
+    pub(crate) assignment: bool,
     stopwords: Vec<Vec<u8>>,
     allow_regexes: Vec<Regex>,
 }
@@ -122,6 +125,11 @@ pub struct Rule {
 /// Compiles a `regex::bytes`-syntax pattern: Unicode off when the pattern allows it (faster,
 /// and secrets are ASCII), on otherwise.
 pub(crate) fn compile_regex(pattern: &str) -> Result<Regex, String> {
+    compile_regex_mode(pattern).map(|(re, _)| re)
+}
+
+/// Like [`compile_regex`], also saying whether Unicode mode was needed.
+fn compile_regex_mode(pattern: &str) -> Result<(Regex, bool), String> {
     let build = |unicode: bool| -> Result<Regex, String> {
         Regex::builder()
             .syntax(syntax::Config::new().unicode(unicode).utf8(false))
@@ -133,7 +141,57 @@ pub(crate) fn compile_regex(pattern: &str) -> Result<Regex, String> {
             .build(pattern)
             .map_err(|e| format!("invalid regex `{pattern}`: {e}"))
     };
-    build(false).or_else(|_| build(true))
+    build(false)
+        .map(|re| (re, false))
+        .or_else(|_| build(true).map(|re| (re, true)))
+}
+
+/// How the generic assignment rules begin, up to their keyword alternation.
+const ASSIGNMENT_HEAD: &str = r#"(?i)(?:^|[\s"'`{,;(\[&?])[A-Za-z0-9_.-]*?(?:"#;
+/// What follows their keyword alternation: an optional suffix, an optional quote,
+/// whitespace, an assignment operator.
+const ASSIGNMENT_TAIL: &str = r#")(?:[_.-]?(?:key|value|token|str|string))?["']?\s*(?::=|=>|:|=)"#;
+
+/// Whether a regex (compiled without Unicode) has the generic assignment shape
+/// `ASSIGNMENT_HEAD kw1|kw2|.. ASSIGNMENT_TAIL ...` with every alternative a plain word
+/// that is also one of the rule's keywords. Then every match contains a keyword hit of
+/// the prefilter that [`assignment_follows`].
+fn assignment_shape(def: &RuleDef) -> bool {
+    let Some(rest) = def.regex.strip_prefix(ASSIGNMENT_HEAD) else {
+        return false;
+    };
+    let Some(end) = rest.find(ASSIGNMENT_TAIL) else {
+        return false;
+    };
+    let alternatives = &rest[..end];
+    !alternatives.is_empty()
+        && alternatives.split('|').all(|a| {
+            !a.is_empty()
+                && a.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                && def.keywords.iter().any(|k| k.eq_ignore_ascii_case(a))
+        })
+}
+
+/// Whether an assignment operator can follow a keyword hit ending at `at` as the
+/// assignment shape requires: at most 8 name or quote bytes (`_key"`), ASCII whitespace,
+/// then `:` or `=`.
+///
+/// ```text
+/// db_password_value" = hunter2   -> true
+/// password_hash FROM users       -> false
+/// ```
+pub(crate) fn assignment_follows(hay: &[u8], at: usize) -> bool {
+    let limit = (at + 8).min(hay.len());
+    let mut i = at;
+    while i < limit
+        && (hay[i].is_ascii_alphanumeric() || matches!(hay[i], b'_' | b'.' | b'-' | b'"' | b'\''))
+    {
+        i += 1;
+    }
+    while i < hay.len() && matches!(hay[i], b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C) {
+        i += 1;
+    }
+    matches!(hay.get(i), Some(b':' | b'='))
 }
 
 impl Rule {
@@ -172,7 +230,8 @@ impl Rule {
         if def.keywords.iter().any(|k| k.is_empty()) {
             return Err(err("a keyword is empty".into()));
         }
-        let regex = compile_regex(&def.regex).map_err(err)?;
+        let (regex, unicode) = compile_regex_mode(&def.regex).map_err(err)?;
+        let assignment = !unicode && assignment_shape(&def);
         let groups = regex
             .group_info()
             .group_len(regex_automata::PatternID::ZERO);
@@ -210,6 +269,7 @@ impl Rule {
             regex,
             group,
             window,
+            assignment,
             stopwords,
             allow_regexes,
             def,
@@ -257,5 +317,34 @@ impl Rule {
             }
         }
         !self.allow_regexes.iter().any(|r| r.is_match(secret))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_generic_assignment_rules_get_the_operator_precheck() {
+        let set = crate::RuleSet::default_pack().unwrap();
+        for id in [
+            "generic-password-assignment",
+            "generic-secret-assignment",
+            "generic-token-assignment",
+        ] {
+            assert!(set.get(id).unwrap().assignment, "{id}");
+        }
+        assert!(!set.get("aws-access-key-id").unwrap().assignment);
+    }
+
+    #[test]
+    fn an_assignment_operator_must_follow_the_keyword() {
+        let t = b"password_value\"  = x";
+        assert!(assignment_follows(t, 8));
+        assert!(assignment_follows(b"token:x", 5));
+        assert!(assignment_follows(b"token\n\t=> x", 5));
+        assert!(!assignment_follows(b"password_hash FROM users", 8));
+        assert!(!assignment_follows(b"token_string_value=x", 5));
+        assert!(!assignment_follows(b"token", 5));
     }
 }

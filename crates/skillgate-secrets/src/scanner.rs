@@ -1,7 +1,7 @@
 //! The scanner: keyword prefilter, per-rule regexes in windows, decoders, guards.
 use crate::decode::{Encoding, decode_segments};
 use crate::guards;
-use crate::rule::Rule;
+use crate::rule::{Rule, assignment_follows};
 use crate::ruleset::{RuleSet, RuleSetError};
 use regex_automata::{Anchored, Input};
 use serde::{Deserialize, Serialize};
@@ -155,7 +155,12 @@ impl SecretScanner {
             let lower = hay.to_ascii_lowercase();
             for m in ac.find_overlapping_iter(&lower) {
                 for &r in self.rules.keyword_rules(m.pattern().as_usize()) {
-                    let w = rules[r as usize].window;
+                    let rule = &rules[r as usize];
+                    if rule.assignment && !assignment_follows(hay, m.end()) {
+                        // No `=`/`:` after this keyword: no match of the rule contains it.
+                        continue;
+                    }
+                    let w = rule.window;
                     windows.push((r, m.start().saturating_sub(w), (m.end() + w).min(n)));
                 }
             }

@@ -53,10 +53,15 @@ fn run_lang(lang: &str, code: &str, input: Value, extra: &[&str]) -> Value {
     })
 }
 
-/// A monitor state directory for this test process.
-fn state_dir() -> &'static std::path::Path {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
+/// A fresh monitor state directory for each run: runs of one test process must not
+/// build baselines or strikes that change each other's outcome.
+fn state_dir() -> std::path::PathBuf {
+    static BASE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    BASE.get_or_init(|| tempfile::tempdir().unwrap())
+        .path()
+        .join(n.to_string())
 }
 
 fn run(code: &str, input: Value) -> Value {

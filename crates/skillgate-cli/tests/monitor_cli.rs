@@ -103,6 +103,8 @@ fn runs_share_state_and_an_operator_releases_a_quarantine() {
             "status",
             "--agent",
             "analyst-1",
+            "--tenant",
+            "acme",
             "--format",
             "json",
         ],
@@ -113,8 +115,7 @@ fn runs_share_state_and_an_operator_releases_a_quarantine() {
     assert!(
         v[0]["quarantine"]["reason"]
             .as_str()
-            .unwrap()
-            .contains("strict.exit"),
+            .is_some_and(|r| r.contains("strict.exit")),
         "{v}"
     );
     let executions = v[0]["executions"].as_array().unwrap();
@@ -143,6 +144,8 @@ fn runs_share_state_and_an_operator_releases_a_quarantine() {
             "release",
             "--agent",
             "analyst-1",
+            "--tenant",
+            "acme",
             "--by",
             "oncall",
             "--state-dir",
@@ -151,7 +154,15 @@ fn runs_share_state_and_an_operator_releases_a_quarantine() {
         .assert()
         .success();
     skillgate()
-        .args(["monitor", "release", "--agent", "analyst-1", "--state-dir"])
+        .args([
+            "monitor",
+            "release",
+            "--agent",
+            "analyst-1",
+            "--tenant",
+            "acme",
+            "--state-dir",
+        ])
         .arg(&state)
         .assert()
         .code(1);

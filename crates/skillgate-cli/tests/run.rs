@@ -15,10 +15,15 @@ fn skillgate() -> Command {
     c
 }
 
-/// A monitor state directory for this test process.
-fn state_dir() -> &'static Path {
-    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
+/// A fresh monitor state directory for each run: runs of one test process must not
+/// build baselines or strikes that change each other's outcome.
+fn state_dir() -> PathBuf {
+    static BASE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    BASE.get_or_init(|| tempfile::tempdir().unwrap())
+        .path()
+        .join(n.to_string())
 }
 
 /// The flags every run here takes: the example config and one of its agents for skill
@@ -27,8 +32,10 @@ fn state_dir() -> &'static Path {
 fn context(args: &[&str]) -> Vec<String> {
     let mut v: Vec<String> = vec!["--state-dir".into(), state_dir().display().to_string()];
     if args.contains(&"--code") {
-        v.extend(["--disable", "policy"].map(String::from));
-    } else {
+        // Bare scripts here exercise the executor (forks, signals, the environment),
+        // which the pre-scan would rightly block.
+        v.extend(["--disable", "policy", "--disable", "prescan"].map(String::from));
+    } else if !args.contains(&"--config") {
         v.extend(
             [
                 "--config",
@@ -128,6 +135,7 @@ fn count_items_answers_in_both_formats() {
             "--input",
             r#"{"items": [1, 2]}"#,
         ])
+        .args(context(&["run"]))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));
@@ -294,6 +302,7 @@ fn disabling_a_layer_warns() {
             "--disable",
             "secrets",
         ])
+        .args(context(&["run"]))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0));

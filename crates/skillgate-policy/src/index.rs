@@ -6,7 +6,7 @@
 //! Leaving it out of those requests changes no decision, reason or error. Every other
 //! policy (static policies, links with `resource in`, `is` or no resource constraint) is
 //! kept for every request.
-use cedar_policy::{EntityUid, Policy, PolicyId, PolicySet, PolicySetError, ResourceConstraint};
+use cedar_policy::{EntityUid, Policy, PolicyId, PolicySet, ResourceConstraint};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -21,15 +21,16 @@ pub(crate) struct ResourceIndex {
 
 impl ResourceIndex {
     /// The index of `all`: the full set split by the resource its links name.
-    pub(crate) fn build(all: &PolicySet) -> Result<ResourceIndex, PolicySetError> {
+    pub(crate) fn build(all: &PolicySet) -> Result<ResourceIndex, String> {
         let mut base = PolicySet::new();
         for template in all.templates() {
-            base.add_template(template.clone())?;
+            base.add_template(template.clone())
+                .map_err(|e| e.to_string())?;
         }
         let mut named: HashMap<EntityUid, Vec<(&PolicyId, &Policy)>> = HashMap::new();
         for policy in all.policies() {
             match (policy.template_id(), policy.resource_constraint()) {
-                (None, _) => base.add(policy.clone())?,
+                (None, _) => base.add(policy.clone()).map_err(|e| e.to_string())?,
                 (Some(template), ResourceConstraint::Eq(uid)) => {
                     named.entry(uid).or_default().push((template, policy));
                 }
@@ -58,16 +59,13 @@ impl ResourceIndex {
 
 /// Links `policy` (a link of `template` in another set) into `set`: same template, same
 /// id, same slot values.
-fn link_again(
-    set: &mut PolicySet,
-    template: &PolicyId,
-    policy: &Policy,
-) -> Result<(), PolicySetError> {
+fn link_again(set: &mut PolicySet, template: &PolicyId, policy: &Policy) -> Result<(), String> {
     set.link(
         template.clone(),
         policy.id().clone(),
         policy.template_links().unwrap_or_default(),
     )
+    .map_err(|e| e.to_string())
 }
 
 impl ResourceIndex {

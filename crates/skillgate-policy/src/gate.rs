@@ -1,6 +1,7 @@
 //! [`Policy`]: the loaded schema, policies, grants and entities, and `authorize`.
 use crate::decision::{Decision, DecisionError, Verdict};
 use crate::error::LoadError;
+use crate::index::ResourceIndex;
 use crate::load::{self, BUILTIN_POLICIES, BUILTIN_SCHEMA, PolicySources};
 use crate::request::{Action, RunFacts, Uids};
 use cedar_policy::{Authorizer, Context, Entities, PolicyId, PolicySet, Request, Schema};
@@ -42,6 +43,8 @@ use std::sync::Arc;
 pub struct Policy {
     schema: Schema,
     policies: PolicySet,
+    /// `policies` split by the skill their grant links name, what requests run against.
+    index: ResourceIndex,
     origin: HashMap<PolicyId, String>,
     entities: Entities,
     quarantine: Arc<dyn QuarantineSource>,
@@ -84,8 +87,10 @@ impl Policy {
             sets.push((file.clone(), load::parse_policy_file(&schema, file, text)?));
         }
         let (policies, origin) = load::merge(sets)?;
+        let index = load::index(schema_file, &policies)?;
         Ok(Policy {
             schema,
+            index,
             policies,
             origin,
             entities: Entities::empty(),
@@ -139,6 +144,7 @@ impl Policy {
             file,
             text,
         )?;
+        self.index = load::index(file, &self.policies)?;
         Ok(self)
     }
 
@@ -235,6 +241,7 @@ impl Policy {
             Ok(built) => built,
             Err(e) => return Decision::deny_with_error(e),
         };
+        let policies = self.index.for_resource(&resource);
         let request = match Request::new(
             principal,
             self.uids.action(action),
@@ -250,9 +257,7 @@ impl Policy {
                 ));
             }
         };
-        let response = self
-            .authorizer
-            .is_authorized(&request, &self.policies, &entities);
+        let response = self.authorizer.is_authorized(&request, policies, &entities);
         let mut reasons: Vec<String> = response
             .diagnostics()
             .reason()
@@ -280,6 +285,13 @@ impl Policy {
             reasons,
             errors,
         }
+    }
+
+    /// The same gate evaluating every request against every policy (no index).
+    #[cfg(test)]
+    pub(crate) fn without_index(mut self) -> Policy {
+        self.index = ResourceIndex::unindexed(&self.policies);
+        self
     }
 
     /// The decision for an execution request: `execute`, with the context from the skill

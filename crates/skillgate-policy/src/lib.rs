@@ -20,6 +20,7 @@
 mod decision;
 mod error;
 mod gate;
+mod index;
 mod json_array;
 mod layer;
 mod load;

@@ -1,6 +1,7 @@
 //! Loading: the schema, the policy files, the entities file and the grants file, each
 //! parsed and validated once, strictly, at start. Any problem refuses to start.
 use crate::error::LoadError;
+use crate::index::ResourceIndex;
 use crate::json_array::{element_error, parse_array};
 use cedar_policy::{
     Entities, EntityId, EntityTypeName, EntityUid, PolicyId, PolicySet, Schema, SlotId,
@@ -277,6 +278,13 @@ pub(crate) fn parse_entities(
             Err(LoadError::file(file, diagnostic_text(&whole)))
         }
     }
+}
+
+/// The per-skill index of `policies` (see [`ResourceIndex`]); `file` names the last file
+/// loaded in the error, which only a bug can cause.
+pub(crate) fn index(file: &str, policies: &PolicySet) -> Result<ResourceIndex, LoadError> {
+    ResourceIndex::build(policies)
+        .map_err(|e| LoadError::file(file, format!("cannot index the policies by skill: {e}")))
 }
 
 /// A diagnostic's message with its causes and help, on one line.

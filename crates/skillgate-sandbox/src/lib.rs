@@ -13,6 +13,7 @@
 //! `pre_exec`; every block carries a `// SAFETY:` comment.
 
 pub mod artifacts;
+mod blocking;
 mod interpreter;
 pub mod native;
 mod process_executor;

@@ -7,12 +7,9 @@ use skillgate_core::{
     RuntimeTier, Severity, Status, units,
 };
 use std::collections::HashMap;
-use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 /// Runs skills as plain child processes under the supervisor: wall clock, CPU time, file
 /// size, open files and output caps are enforced, nothing is isolated. Only for trusted
@@ -178,7 +175,7 @@ pub fn outcome_from(res: ProcessResult, limits: &Limits) -> ExecOutcome {
 impl tower::Service<ExecRequest> for ProcessExecutor {
     type Response = ExecOutcome;
     type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<ExecOutcome, BoxError>> + Send>>;
+    type Future = crate::blocking::ExecFuture;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
         Poll::Ready(Ok(()))
@@ -186,16 +183,6 @@ impl tower::Service<ExecRequest> for ProcessExecutor {
 
     fn call(&mut self, req: ExecRequest) -> Self::Future {
         let this = self.clone();
-        Box::pin(async move {
-            let started = Instant::now();
-            let mut outcome = tokio::task::spawn_blocking(move || this.run_blocking(&req))
-                .await
-                .map_err(|e| {
-                    Box::new(ExecError::Other(format!("executor task failed: {e}"))) as BoxError
-                })??;
-            let overhead = started.elapsed().saturating_sub(outcome.usage.wall);
-            outcome.record_layer(LayerName::Executor, overhead, Vec::new());
-            Ok(outcome)
-        })
+        crate::blocking::on_blocking_pool(move || this.run_blocking(&req))
     }
 }

@@ -32,11 +32,9 @@ use skillgate_core::{
 };
 use std::collections::HashMap;
 use std::fs::File;
-use std::future::Future;
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::task::{Context, Poll};
@@ -594,7 +592,7 @@ fn apply_limit_events(
 impl tower::Service<ExecRequest> for NativeSandbox {
     type Response = ExecOutcome;
     type Error = BoxError;
-    type Future = Pin<Box<dyn Future<Output = Result<ExecOutcome, BoxError>> + Send>>;
+    type Future = crate::blocking::ExecFuture;
 
     fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
         Poll::Ready(Ok(()))
@@ -602,17 +600,7 @@ impl tower::Service<ExecRequest> for NativeSandbox {
 
     fn call(&mut self, req: ExecRequest) -> Self::Future {
         let this = self.clone();
-        Box::pin(async move {
-            let started = Instant::now();
-            let mut outcome = tokio::task::spawn_blocking(move || this.run_blocking(&req))
-                .await
-                .map_err(|e| {
-                    Box::new(ExecError::Other(format!("executor task failed: {e}"))) as BoxError
-                })??;
-            let overhead = started.elapsed().saturating_sub(outcome.usage.wall);
-            outcome.record_layer(LayerName::Executor, overhead, Vec::new());
-            Ok(outcome)
-        })
+        crate::blocking::on_blocking_pool(move || this.run_blocking(&req))
     }
 }
 

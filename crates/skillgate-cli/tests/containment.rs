@@ -2,6 +2,8 @@
 //! pre-scan disabled (the sandbox must contain what a scanner missed), and the host checks
 //! that nothing got out. Network checks only ever touch listeners this test starts on
 //! host loopback; "no route out" is read from the sandbox's own routing tables.
+mod common;
+use common::state_dir;
 use serde_json::{Value, json};
 use std::io::Read;
 use std::net::{TcpListener, UdpSocket};
@@ -51,17 +53,6 @@ fn run_lang(lang: &str, code: &str, input: Value, extra: &[&str]) -> Value {
             String::from_utf8_lossy(&out.stderr)
         )
     })
-}
-
-/// A fresh monitor state directory for each run: runs of one test process must not
-/// build baselines or strikes that change each other's outcome.
-fn state_dir() -> std::path::PathBuf {
-    static BASE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    BASE.get_or_init(|| tempfile::tempdir().unwrap())
-        .path()
-        .join(n.to_string())
 }
 
 fn run(code: &str, input: Value) -> Value {

@@ -1,6 +1,8 @@
 //! `skillgate run`: the report contract, exit codes, the schema gate, bad input, and the
 //! supervisor's limits, through the real binary.
+mod common;
 use assert_cmd::Command;
+use common::state_dir;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -13,17 +15,6 @@ fn skillgate() -> Command {
     let mut c = Command::cargo_bin("skillgate").unwrap();
     c.current_dir(repo());
     c
-}
-
-/// A fresh monitor state directory for each run: runs of one test process must not
-/// build baselines or strikes that change each other's outcome.
-fn state_dir() -> PathBuf {
-    static BASE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
-    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    BASE.get_or_init(|| tempfile::tempdir().unwrap())
-        .path()
-        .join(n.to_string())
 }
 
 /// The flags every run here takes: the example config and one of its agents for skill

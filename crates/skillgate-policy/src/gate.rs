@@ -4,7 +4,7 @@ use crate::error::LoadError;
 use crate::index::ResourceIndex;
 use crate::load::{self, BUILTIN_POLICIES, BUILTIN_SCHEMA, PolicySources};
 use crate::request::{Action, RunFacts, Uids};
-use cedar_policy::{Authorizer, Context, Entities, PolicyId, PolicySet, Request, Schema};
+use cedar_policy::{Authorizer, Context, Entities, Entity, PolicyId, PolicySet, Request, Schema};
 use skillgate_core::{Caller, ExecRequest, NoQuarantine, QuarantineSource, Skill};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -47,9 +47,13 @@ pub struct Policy {
     index: ResourceIndex,
     origin: HashMap<PolicyId, String>,
     entities: Entities,
+    /// The ancestors of each agent of `entities`.
+    ancestors: Arc<crate::request::Ancestors>,
     quarantine: Arc<dyn QuarantineSource>,
     trust_caller_groups: bool,
     uids: Uids,
+    /// The schema's action entities, added to every request's entity set.
+    actions: Arc<[Entity]>,
     authorizer: Arc<Authorizer>,
 }
 
@@ -88,12 +92,15 @@ impl Policy {
         }
         let (policies, origin) = load::merge(sets)?;
         let index = load::index(schema_file, &policies)?;
+        let actions = load::action_entities(schema_file, &schema)?;
         Ok(Policy {
+            actions,
             schema,
             index,
             policies,
             origin,
             entities: Entities::empty(),
+            ancestors: Arc::default(),
             quarantine: Arc::new(NoQuarantine),
             trust_caller_groups: false,
             uids: Uids::new(),
@@ -132,6 +139,7 @@ impl Policy {
     /// schema. `file` names it in errors.
     pub fn with_entities_json(mut self, file: &str, text: &str) -> Result<Policy, LoadError> {
         self.entities = load::parse_entities(&self.schema, file, text)?;
+        self.ancestors = Arc::new(crate::request::agent_ancestors(&self.entities));
         Ok(self)
     }
 
@@ -207,7 +215,9 @@ impl Policy {
             Ok(c) => c,
             Err(e) => return Decision::deny_with_error(e),
         };
-        self.authorize_with_context(caller, skill, action, context)
+        // The context is built from typed facts in the schema's shape (a test checks it):
+        // no need to check it against the schema per request.
+        self.decide(caller, skill, action, context, None)
     }
 
     /// Like [`authorize`](Self::authorize), with a context built by the caller (it is
@@ -218,6 +228,17 @@ impl Policy {
         skill: &Skill,
         action: Action,
         context: Context,
+    ) -> Decision {
+        self.decide(caller, skill, action, context, Some(&self.schema))
+    }
+
+    fn decide(
+        &self,
+        caller: &Caller,
+        skill: &Skill,
+        action: Action,
+        context: Context,
+        check_against: Option<&Schema>,
     ) -> Decision {
         let quarantined = match self
             .quarantine
@@ -231,23 +252,18 @@ impl Policy {
                 ));
             }
         };
-        let parts = crate::request::Parts {
-            store: &self.entities,
-            schema: &self.schema,
-            uids: &self.uids,
-            trust_caller_groups: self.trust_caller_groups,
-        };
-        let (principal, resource, entities) = match parts.entities(caller, skill, quarantined) {
-            Ok(built) => built,
-            Err(e) => return Decision::deny_with_error(e),
-        };
+        let (principal, resource, entities) =
+            match self.parts().entities(caller, skill, quarantined) {
+                Ok(built) => built,
+                Err(e) => return Decision::deny_with_error(e),
+            };
         let policies = self.index.for_resource(&resource);
         let request = match Request::new(
             principal,
             self.uids.action(action),
             resource,
             context,
-            Some(&self.schema),
+            check_against,
         ) {
             Ok(r) => r,
             Err(e) => {
@@ -287,6 +303,16 @@ impl Policy {
         }
     }
 
+    fn parts(&self) -> crate::request::Parts<'_> {
+        crate::request::Parts {
+            store: &self.entities,
+            ancestors: &self.ancestors,
+            actions: &self.actions,
+            uids: &self.uids,
+            trust_caller_groups: self.trust_caller_groups,
+        }
+    }
+
     /// The same gate evaluating every request against every policy (no index).
     #[cfg(test)]
     pub(crate) fn without_index(mut self) -> Policy {
@@ -299,5 +325,97 @@ impl Policy {
     pub fn authorize_request(&self, req: &ExecRequest) -> Decision {
         let facts = RunFacts::for_skill(&req.skill, &req.spec.limits);
         self.authorize(&req.caller, &req.skill, Action::Execute, &facts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Policy;
+    use skillgate_core::{Caller, Language, Skill, Visibility};
+
+    const ENTITIES: &str = r#"[
+      {"uid": {"type": "Tenant", "id": "acme"}, "attrs": {}, "parents": []},
+      {"uid": {"type": "Tenant", "id": "other"}, "attrs": {}, "parents": []},
+      {"uid": {"type": "AgentGroup", "id": "g"},
+       "attrs": {"tenant": {"__entity": {"type": "Tenant", "id": "acme"}}}, "parents": []},
+      {"uid": {"type": "Builder", "id": "b"},
+       "attrs": {"tenant": {"__entity": {"type": "Tenant", "id": "acme"}}}, "parents": []},
+      {"uid": {"type": "Agent", "id": "known"},
+       "attrs": {"tenant": {"__entity": {"type": "Tenant", "id": "acme"}},
+                 "can_execute_code": true, "quarantined": false},
+       "parents": [{"type": "AgentGroup", "id": "g"}, {"type": "Builder", "id": "b"}]}
+    ]"#;
+
+    /// Requests skip the per-request schema check because every entity set they build
+    /// fits the schema by construction: every shape the builder makes is checked here.
+    #[test]
+    fn every_request_entity_set_fits_the_schema() {
+        let mut checked = 0;
+        for trust in [false, true] {
+            let policy = Policy::builtin()
+                .unwrap()
+                .with_entities_json("entities", ENTITIES)
+                .unwrap()
+                .with_trusted_caller_groups(trust);
+            for (agent, tenant) in [("known", "acme"), ("stranger", "acme"), ("x", "other")] {
+                let caller = Caller::new(agent, tenant).with_groups(["g", "undeclared"]);
+                for visibility in [
+                    Visibility::Public,
+                    Visibility::Restricted,
+                    Visibility::Private,
+                ] {
+                    for (lang, owner) in
+                        [(Language::Python, Some("b")), (Language::JavaScript, None)]
+                    {
+                        let mut skill = Skill::builder("s", lang, b"1".to_vec())
+                            .tenant("acme")
+                            .visibility(visibility);
+                        if let Some(o) = owner {
+                            skill = skill.owner(o);
+                        }
+                        let skill = skill.build();
+                        for quarantined in [false, true] {
+                            let got = policy.parts().checked_entities(
+                                &policy.schema,
+                                &caller,
+                                &skill,
+                                quarantined,
+                            );
+                            assert!(got.is_ok(), "{agent} {visibility:?} {owner:?}: {got:?}");
+                            checked += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert_eq!(checked, 72);
+    }
+
+    /// The context built from run facts fits the schema (requests skip that check).
+    #[test]
+    fn the_context_from_run_facts_fits_the_schema() {
+        let policy = Policy::builtin().unwrap();
+        for (lang, network) in [(Language::Python, false), (Language::JavaScript, true)] {
+            let mut facts = crate::RunFacts::for_skill(
+                &Skill::builder("s", lang, b"1".to_vec()).build(),
+                &Default::default(),
+            );
+            facts.network_requested = network;
+            facts.cpu_time_ms = i64::MAX;
+            let agent = cedar_policy::EntityUid::from_type_name_and_id(
+                "Agent".parse().unwrap(),
+                cedar_policy::EntityId::new("a"),
+            );
+            for action in [crate::Action::Execute, crate::Action::View] {
+                let checked = cedar_policy::Request::new(
+                    agent.clone(),
+                    policy.uids.action(action),
+                    policy.uids.skill("acme", "s"),
+                    facts.to_context().unwrap(),
+                    Some(&policy.schema),
+                );
+                assert!(checked.is_ok(), "{lang:?} {action:?}: {checked:?}");
+            }
+        }
     }
 }

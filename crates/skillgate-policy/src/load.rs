@@ -287,6 +287,26 @@ pub(crate) fn index(file: &str, policies: &PolicySet) -> Result<ResourceIndex, L
         .map_err(|e| LoadError::file(file, format!("cannot index the policies by skill: {e}")))
 }
 
+/// The action entities of `schema` that belong to an action group, built once and added to
+/// every request's entity set. An action in no group needs no entity: `action in X` is then
+/// plain equality, which Cedar decides from the uid alone.
+pub(crate) fn action_entities(
+    file: &str,
+    schema: &Schema,
+) -> Result<std::sync::Arc<[cedar_policy::Entity]>, LoadError> {
+    let actions = schema.action_entities().map_err(|e| {
+        LoadError::file(
+            file,
+            format!("cannot build the action entities: {}", diagnostic_text(&e)),
+        )
+    })?;
+    Ok(actions
+        .iter()
+        .filter(|a| !(*a).clone().into_inner().2.is_empty())
+        .cloned()
+        .collect())
+}
+
 /// A diagnostic's message with its causes and help, on one line.
 pub(crate) fn diagnostic_text(e: &dyn miette::Diagnostic) -> String {
     let mut msg = e.to_string();

@@ -1,7 +1,7 @@
 //! Building one Cedar request: the per-request entity set and the context.
 use cedar_policy::{
     Context, Entities, Entity, EntityId, EntityTypeName, EntityUid, EvalResult,
-    RestrictedExpression, Schema,
+    RestrictedExpression,
 };
 use skillgate_core::{Caller, Limits, Skill};
 use std::collections::{HashMap, HashSet};
@@ -182,22 +182,77 @@ impl Uids {
     }
 }
 
+/// The ancestors (groups, builders) of each agent in an entity store, worked out once when
+/// the store is loaded.
+pub(crate) type Ancestors = HashMap<EntityUid, Vec<EntityUid>>;
+
+/// The ancestors of every `Agent` of `store`.
+pub(crate) fn agent_ancestors(store: &Entities) -> Ancestors {
+    store
+        .iter()
+        .filter(|e| e.uid().type_name().basename() == "Agent")
+        .map(|e| {
+            let (uid, _, parents) = e.clone().into_inner();
+            (uid, parents.into_iter().collect())
+        })
+        .collect()
+}
+
 /// What a request is built from.
 pub(crate) struct Parts<'a> {
     pub(crate) store: &'a Entities,
-    pub(crate) schema: &'a Schema,
+    /// The ancestors of each agent of the store.
+    pub(crate) ancestors: &'a Ancestors,
+    /// The schema's action entities.
+    pub(crate) actions: &'a [Entity],
     pub(crate) uids: &'a Uids,
     pub(crate) trust_caller_groups: bool,
 }
 
 impl Parts<'_> {
-    /// The principal, the resource and the small entity set of one request.
+    /// The principal, the resource and the small entity set of one request, with the
+    /// schema's action entities.
+    ///
+    /// The set is not checked against the schema again per request: the entities taken
+    /// from the store were checked when it was loaded, and the agent's and the skill's
+    /// attributes are built here with the schema's types (a test checks every shape this
+    /// builds against the schema).
     pub(crate) fn entities(
         &self,
         caller: &Caller,
         skill: &Skill,
         quarantined: bool,
     ) -> Result<(EntityUid, EntityUid, Entities), String> {
+        let (principal, resource, set) = self.entity_set(caller, skill, quarantined)?;
+        let all = set.into_iter().chain(self.actions.iter().cloned());
+        let entities = Entities::from_entities(all, None).map_err(|e| {
+            format!(
+                "the request's entities are inconsistent: {}",
+                crate::load::diagnostic_text(&e)
+            )
+        })?;
+        Ok((principal, resource, entities))
+    }
+
+    /// The request's own entities (no actions), checked against `schema`.
+    #[cfg(test)]
+    pub(crate) fn checked_entities(
+        &self,
+        schema: &cedar_policy::Schema,
+        caller: &Caller,
+        skill: &Skill,
+        quarantined: bool,
+    ) -> Result<Entities, String> {
+        let (_, _, set) = self.entity_set(caller, skill, quarantined)?;
+        Entities::from_entities(set, Some(schema)).map_err(|e| crate::load::diagnostic_text(&e))
+    }
+
+    fn entity_set(
+        &self,
+        caller: &Caller,
+        skill: &Skill,
+        quarantined: bool,
+    ) -> Result<(EntityUid, EntityUid, Vec<Entity>), String> {
         let u = self.uids;
         let Some(skill_tenant) = skill.tenant.as_deref() else {
             return Err(format!(
@@ -231,8 +286,15 @@ impl Parts<'_> {
                         ));
                     }
                 }
-                let (_, attrs, parents) = known.clone().into_inner();
-                (attrs, parents)
+                let extra_groups = self.trust_caller_groups && !caller.groups.is_empty();
+                if (on_file || !quarantined) && !extra_groups {
+                    // The agent as the entities file has it: no attribute to change.
+                    set.insert(agent_uid.clone(), known.clone());
+                    (HashMap::new(), HashSet::new())
+                } else {
+                    let (_, attrs, parents) = known.clone().into_inner();
+                    (attrs, parents)
+                }
             }
             // An agent nobody declared: its caller's tenant, no right to run code.
             None => (
@@ -249,18 +311,28 @@ impl Parts<'_> {
                 HashSet::new(),
             ),
         };
-        attrs.insert(
-            "quarantined".to_string(),
-            RestrictedExpression::new_bool(on_file || quarantined),
-        );
-        self.add_caller_groups(caller, &mut parents);
-        for parent in &parents {
+        if set.is_empty() {
+            attrs.insert(
+                "quarantined".to_string(),
+                RestrictedExpression::new_bool(on_file || quarantined),
+            );
+            self.add_caller_groups(caller, &mut parents);
+            let agent =
+                Entity::new(agent_uid.clone(), attrs, parents).map_err(|e| e.to_string())?;
+            set.insert(agent_uid.clone(), agent);
+        }
+        let extra = self.extra_groups(caller);
+        let parents = self
+            .ancestors
+            .get(&agent_uid)
+            .into_iter()
+            .flatten()
+            .chain(&extra);
+        for parent in parents {
             if let Some(p) = self.store.get(parent) {
                 set.insert(parent.clone(), p.clone());
             }
         }
-        let agent = Entity::new(agent_uid.clone(), attrs, parents).map_err(|e| e.to_string())?;
-        set.insert(agent_uid.clone(), agent);
 
         let skill_tenant_uid = Uids::uid(&u.tenant, skill_tenant);
         for tenant in [caller_tenant, skill_tenant_uid.clone()] {
@@ -309,19 +381,22 @@ impl Parts<'_> {
             Entity::new(skill_uid.clone(), attrs, HashSet::new()).map_err(|e| e.to_string())?;
         set.insert(skill_uid.clone(), skill_entity);
 
-        let entities =
-            Entities::from_entities(set.into_values(), Some(self.schema)).map_err(|e| {
-                format!(
-                    "the request's entities do not fit the schema: {}",
-                    crate::load::diagnostic_text(&e)
-                )
-            })?;
-        Ok((agent_uid, skill_uid, entities))
+        Ok((agent_uid, skill_uid, set.into_values().collect()))
     }
 
     fn add_caller_groups(&self, caller: &Caller, parents: &mut HashSet<EntityUid>) {
-        if self.trust_caller_groups {
-            parents.extend(caller.groups.iter().map(|g| Uids::uid(&self.uids.group, g)));
+        parents.extend(self.extra_groups(caller));
+    }
+
+    /// The groups the caller asserts, when they are trusted.
+    fn extra_groups(&self, caller: &Caller) -> Vec<EntityUid> {
+        if !self.trust_caller_groups {
+            return Vec::new();
         }
+        caller
+            .groups
+            .iter()
+            .map(|g| Uids::uid(&self.uids.group, g))
+            .collect()
     }
 }

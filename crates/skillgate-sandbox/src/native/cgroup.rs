@@ -114,6 +114,8 @@ fn prepare_v2_parent(mount: &Path, parent: &Path) -> std::io::Result<()> {
 pub(crate) struct RunCgroup {
     dirs: Vec<PathBuf>,
     v2: bool,
+    /// v1: each directory's `tasks` file, for the init to join by itself.
+    tasks: Vec<std::fs::File>,
 }
 
 /// What the kernel reported about limits hit during a run.
@@ -170,6 +172,7 @@ impl RunCgroup {
                 let cg = RunCgroup {
                     dirs: vec![dir.clone()],
                     v2: true,
+                    tasks: Vec::new(),
                 };
                 write(&dir.join("memory.max"), &memory)?;
                 // No swap: memory.max alone would let a bomb page out instead of dying.
@@ -185,6 +188,7 @@ impl RunCgroup {
                 let mut cg = RunCgroup {
                     dirs: vec![mdir.clone()],
                     v2: false,
+                    tasks: Vec::new(),
                 };
                 cg.dirs.push(mk(pparent.join(&name))?);
                 write(&mdir.join("memory.limit_in_bytes"), &memory)?;
@@ -193,16 +197,46 @@ impl RunCgroup {
                     write(&memsw, &memory)?;
                 }
                 write(&cg.dirs[1].join("pids.max"), &pids)?;
+                for d in &cg.dirs {
+                    let tasks = d.join("tasks");
+                    let f = std::fs::OpenOptions::new()
+                        .write(true)
+                        .open(&tasks)
+                        .map_err(|e| ExecError::io(format!("opening {}", tasks.display()), e))?;
+                    cg.tasks.push(f);
+                }
                 Ok(cg)
             }
             CgroupMode::Unavailable(why) => Err(ExecError::HostUnsupported(why.clone())),
         }
     }
 
-    /// Moves `pid` into the run's cgroup(s).
+    /// The `tasks` files the sandbox's init writes `0` to, joining the run's cgroups by
+    /// itself (v1); empty when the parent moves it with [`add`](Self::add) instead (v2).
+    pub(crate) fn join_fds(&self) -> Vec<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
+        self.tasks.iter().map(AsRawFd::as_raw_fd).collect()
+    }
+
+    /// Puts `pid` in the run's cgroup(s): on v2 moves it; on v1, where it joined by itself
+    /// (see [`join_fds`](Self::join_fds)), checks that it did. Fails when it is not in
+    /// every one of them.
     pub(crate) fn add(&self, pid: i32) -> Result<(), ExecError> {
-        for d in &self.dirs {
-            write(&d.join("cgroup.procs"), &pid.to_string())?;
+        if self.v2 {
+            return write(&self.dirs[0].join("cgroup.procs"), &pid.to_string());
+        }
+        let own = std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
+            .map_err(|e| ExecError::io("reading the sandbox's cgroups", e))?;
+        for (d, ctl) in self.dirs.iter().zip(["memory", "pids"]) {
+            let name = d.file_name().unwrap_or_default().to_string_lossy();
+            let joined = own_path(&own, |c| c.split(',').any(|x| x == ctl))
+                .is_some_and(|p| p.rsplit('/').next() == Some(&*name));
+            if !joined {
+                return Err(ExecError::Other(format!(
+                    "the sandbox is not in its {ctl} cgroup {}",
+                    d.display()
+                )));
+            }
         }
         Ok(())
     }

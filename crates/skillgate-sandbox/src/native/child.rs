@@ -86,12 +86,13 @@ pub(crate) enum Stage {
     Landlock,
     Seccomp,
     Exec,
+    JoinCgroup,
 }
 
 impl Stage {
     /// What the stage does, for error messages.
     pub(crate) fn describe(code: i32) -> &'static str {
-        const NAMES: [&str; 19] = [
+        const NAMES: [&str; 20] = [
             "making the mount tree private",
             "building the sandbox's root file system",
             "pivot_root into the new root",
@@ -111,6 +112,7 @@ impl Stage {
             "applying the landlock ruleset",
             "installing the seccomp filter",
             "executing the interpreter",
+            "joining the run's cgroup",
         ];
         usize::try_from(code - 1)
             .ok()
@@ -185,6 +187,13 @@ fn init(plan: &Plan) -> ! {
     // struct owned by `plan` or this stack frame, alive for each call; the calls are plain
     // system calls, async-signal-safe.
     unsafe {
+        // Join the run's cgroups before anything else: every process of the sandbox
+        // starts inside them. `0` is this (single-threaded) process.
+        for &fd in &plan.cgroup_join {
+            if libc::write(fd, c"0".as_ptr().cast(), 1) != 1 {
+                fail(plan, MSG_SETUP_FAILED, Stage::JoinCgroup, -1);
+            }
+        }
         close_all_but(plan);
         // The init is a copy of the host process (its memory holds the caller's
         // environment): nobody in the sandbox may read it through /proc/1.

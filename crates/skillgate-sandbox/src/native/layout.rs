@@ -470,6 +470,7 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
         landlock,
         seccomp: i.seccomp.clone().map(|filters| SeccompPlan { filters }),
         fds: i.fds,
+        cgroup_join: Vec::new(),
     })
 }
 

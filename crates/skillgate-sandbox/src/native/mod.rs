@@ -342,7 +342,8 @@ impl NativeSandbox {
         env.insert(OUTPUT_DIR_ENV.into(), layout::OUT_DIR.into());
         env.insert("HOME".into(), layout::WORK_DIR.into());
         env.insert("TMPDIR".into(), "/tmp".into());
-        let plan = layout::build(&layout::Inputs {
+        let cgroup = RunCgroup::create(&self.host.cgroups, limits.memory_bytes, limits.pids)?;
+        let mut plan = layout::build(&layout::Inputs {
             dir: &dir,
             skill,
             interp: &interp,
@@ -355,7 +356,7 @@ impl NativeSandbox {
             seccomp,
             fds,
         })?;
-        let cgroup = RunCgroup::create(&self.host.cgroups, limits.memory_bytes, limits.pids)?;
+        plan.cgroup_join = cgroup.join_fds();
 
         let started = Instant::now();
         let pid = child::spawn(&plan).map_err(|e| {
@@ -372,7 +373,9 @@ impl NativeSandbox {
         let init = InitGuard { pid };
         drop((stdin_r, stdout_w, stderr_w, status_w, sync_r));
 
-        cgroup.add(pid)?;
+        if cgroup.join_fds().is_empty() {
+            cgroup.add(pid)?;
+        }
         let (msg_tx, msg_rx) = mpsc::channel();
         let mut status_file = File::from(status_r);
         std::thread::spawn(move || {
@@ -400,6 +403,10 @@ impl NativeSandbox {
                     "the sandbox's init ended during setup".into(),
                 ));
             }
+        }
+        if !cgroup.join_fds().is_empty() {
+            // The init joined its cgroups before reporting ready: make sure it did.
+            cgroup.add(pid)?;
         }
         write_id_maps(pid, self.host_id_base, req.spec.uid, req.spec.gid)?;
         // The init has built its root and left the staging directory behind: remove it

@@ -3,10 +3,10 @@ use crate::ConfineError;
 use crate::network::{load_policy, uncovered, validate as validate_network};
 use crate::preset::{Violation, load_preset, preset};
 use crate::profile::{permit_inet, with_violation};
-use crate::service::{ConfineService, Decide};
 use serde::Deserialize;
 use skillgate_core::{
-    ExecRequest, Finding, Language, LayerName, NetworkPolicy, SeccompProfile, Severity, Status,
+    Decide, DecideService, ExecRequest, Finding, Language, LayerName, NetworkPolicy, Rejection,
+    SeccompProfile, Severity, Status,
 };
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -165,14 +165,14 @@ impl SeccompLayer {
 
 impl Decide for SeccompProfiles {
     const LAYER: LayerName = LayerName::Seccomp;
-    fn decide(&self, req: &mut ExecRequest) -> Result<(), (Status, Vec<Finding>)> {
+    fn decide(&self, req: &mut ExecRequest) -> Result<Vec<Finding>, Rejection> {
         let language = req.skill.language;
         match self.get(&req.caller.tenant, language) {
             Some(p) => {
                 req.spec.seccomp = Some(p.clone());
-                Ok(())
+                Ok(Vec::new())
             }
-            None => Err((
+            None => Err(Rejection::new(
                 Status::Error,
                 vec![Finding::new(
                     LayerName::Seccomp,
@@ -186,12 +186,9 @@ impl Decide for SeccompProfiles {
 }
 
 impl<S> Layer<S> for SeccompLayer {
-    type Service = ConfineService<S, SeccompProfiles>;
+    type Service = DecideService<S, SeccompProfiles>;
     fn layer(&self, inner: S) -> Self::Service {
-        ConfineService {
-            inner,
-            decider: Arc::clone(&self.table),
-        }
+        DecideService::new(inner, Arc::clone(&self.table))
     }
 }
 
@@ -270,7 +267,7 @@ pub struct NetworkCeiling {
 
 impl Decide for NetworkCeiling {
     const LAYER: LayerName = LayerName::Network;
-    fn decide(&self, req: &mut ExecRequest) -> Result<(), (Status, Vec<Finding>)> {
+    fn decide(&self, req: &mut ExecRequest) -> Result<Vec<Finding>, Rejection> {
         let ceiling = self
             .tenants
             .get(&req.caller.tenant)
@@ -301,7 +298,7 @@ impl Decide for NetworkCeiling {
             })
             .collect();
         if !refused.is_empty() {
-            return Err((Status::Denied, refused));
+            return Err(Rejection::new(Status::Denied, refused));
         }
         req.spec.network = wanted.clone();
         if !wanted.is_none() {
@@ -309,16 +306,13 @@ impl Decide for NetworkCeiling {
                 permit_inet(profile);
             }
         }
-        Ok(())
+        Ok(Vec::new())
     }
 }
 
 impl<S> Layer<S> for NetworkLayer {
-    type Service = ConfineService<S, NetworkCeiling>;
+    type Service = DecideService<S, NetworkCeiling>;
     fn layer(&self, inner: S) -> Self::Service {
-        ConfineService {
-            inner,
-            decider: Arc::clone(&self.decider),
-        }
+        DecideService::new(inner, Arc::clone(&self.decider))
     }
 }

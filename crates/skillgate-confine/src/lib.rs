@@ -34,7 +34,6 @@ pub mod network;
 pub mod oci;
 mod preset;
 pub mod profile;
-mod service;
 
 pub use arch::Arch;
 pub use error::ConfineError;
@@ -43,5 +42,4 @@ pub use layer::{
     SeccompProfiles,
 };
 pub use preset::{Violation, load_preset, parse_preset, preset, preset_description, preset_names};
-pub use service::ConfineService;
 pub use skillgate_core::{NetworkPolicy, SeccompProfile};

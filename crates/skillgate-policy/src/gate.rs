@@ -217,7 +217,7 @@ impl Policy {
         };
         // The context is built from typed facts in the schema's shape (a test checks it):
         // no need to check it against the schema per request.
-        self.decide(caller, skill, action, context, None)
+        self.authorize_inner(caller, skill, action, context, None)
     }
 
     /// Like [`authorize`](Self::authorize), with a context built by the caller (it is
@@ -229,10 +229,10 @@ impl Policy {
         action: Action,
         context: Context,
     ) -> Decision {
-        self.decide(caller, skill, action, context, Some(&self.schema))
+        self.authorize_inner(caller, skill, action, context, Some(&self.schema))
     }
 
-    fn decide(
+    fn authorize_inner(
         &self,
         caller: &Caller,
         skill: &Skill,

@@ -1,13 +1,11 @@
 //! [`PolicyLayer`]: the gate as a tower layer.
 use crate::decision::PolicyDecision;
 use crate::{Decision, Policy};
-use skillgate_core::{ExecOutcome, ExecRequest, Finding, LayerName, Severity, Status};
-use std::future::Future;
-use std::pin::Pin;
+use skillgate_core::{
+    Decide, DecideService, ExecRequest, Finding, LayerName, Rejection, Severity, Status,
+};
 use std::sync::Arc;
-use std::task::{Context, Poll};
-use std::time::Instant;
-use tower::{Layer, Service};
+use tower::Layer;
 
 /// Rule id of the finding for a deny that no policy forbade: nothing permitted it.
 pub const DEFAULT_DENY: &str = "default-deny";
@@ -52,19 +50,12 @@ impl PolicyLayer {
 impl<S> Layer<S> for PolicyLayer {
     type Service = PolicyService<S>;
     fn layer(&self, inner: S) -> Self::Service {
-        PolicyService {
-            inner,
-            policy: self.policy.clone(),
-        }
+        DecideService::new(inner, self.policy.clone())
     }
 }
 
 /// The service of [`PolicyLayer`].
-#[derive(Debug, Clone)]
-pub struct PolicyService<S> {
-    inner: S,
-    policy: Arc<Policy>,
-}
+pub type PolicyService<S> = DecideService<S, Policy>;
 
 /// The findings of a deny: one per forbidding policy, one per error, or one
 /// `default-deny` when nothing permitted.
@@ -102,38 +93,15 @@ pub fn deny_findings(decision: &Decision, agent: &str, skill: &str) -> Vec<Findi
     findings
 }
 
-impl<S> Service<ExecRequest> for PolicyService<S>
-where
-    S: Service<ExecRequest, Response = ExecOutcome> + Send + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = ExecOutcome;
-    type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<ExecOutcome, S::Error>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut req: ExecRequest) -> Self::Future {
-        let started = Instant::now();
-        let decision = self.policy.authorize_request(&req);
+impl Decide for Policy {
+    const LAYER: LayerName = LayerName::Policy;
+    fn decide(&self, req: &mut ExecRequest) -> Result<Vec<Finding>, Rejection> {
+        let decision = self.authorize_request(req);
         if !decision.is_allowed() {
             let findings = deny_findings(&decision, &req.caller.agent_id, &req.skill.name);
-            let spent = started.elapsed();
-            return Box::pin(async move {
-                let mut out = ExecOutcome::rejected(Status::Denied, Vec::new());
-                out.record_layer(LayerName::Policy, spent, findings);
-                Ok(out)
-            });
+            return Err(Rejection::new(Status::Denied, findings));
         }
         req.extensions.insert(PolicyDecision(decision));
-        let spent = started.elapsed();
-        let fut = self.inner.call(req);
-        Box::pin(async move {
-            let mut out = fut.await?;
-            out.record_layer(LayerName::Policy, spent, Vec::new());
-            Ok(out)
-        })
+        Ok(Vec::new())
     }
 }

@@ -1,11 +1,8 @@
 //! The pre-scan as a `tower` layer.
 use crate::{PreScanner, Verdict};
-use skillgate_core::{ExecOutcome, ExecRequest, LayerName, Status};
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-use std::time::Instant;
-use tower::{Layer, Service};
+use skillgate_core::{Decide, DecideService, ExecRequest, Finding, LayerName, Rejection, Status};
+use std::sync::Arc;
+use tower::Layer;
 
 /// Scans the skill's code before it runs. A `block` verdict makes the outcome `blocked`
 /// with the findings (rule, line, column, snippet); `warn` findings travel on the request
@@ -29,63 +26,36 @@ use tower::{Layer, Service};
 /// ```
 #[derive(Debug, Clone)]
 pub struct PreScanLayer {
-    scanner: PreScanner,
+    scanner: Arc<PreScanner>,
 }
 
 impl PreScanLayer {
     /// The layer around a scanner.
     pub fn new(scanner: PreScanner) -> Self {
-        PreScanLayer { scanner }
+        PreScanLayer {
+            scanner: Arc::new(scanner),
+        }
     }
 }
 
 impl<S> Layer<S> for PreScanLayer {
     type Service = PreScanService<S>;
     fn layer(&self, inner: S) -> Self::Service {
-        PreScanService {
-            inner,
-            scanner: self.scanner.clone(),
-        }
+        DecideService::new(inner, self.scanner.clone())
     }
 }
 
 /// The service of [`PreScanLayer`].
-#[derive(Debug, Clone)]
-pub struct PreScanService<S> {
-    inner: S,
-    scanner: PreScanner,
-}
+pub type PreScanService<S> = DecideService<S, PreScanner>;
 
-impl<S> Service<ExecRequest> for PreScanService<S>
-where
-    S: Service<ExecRequest, Response = ExecOutcome> + Send + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = ExecOutcome;
-    type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<ExecOutcome, S::Error>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut req: ExecRequest) -> Self::Future {
-        let started = Instant::now();
-        let report = self.scanner.scan(&req.skill.code, req.skill.language);
-        let spent = started.elapsed();
+impl Decide for PreScanner {
+    const LAYER: LayerName = LayerName::Prescan;
+    fn decide(&self, req: &mut ExecRequest) -> Result<Vec<Finding>, Rejection> {
+        let report = self.scan(&req.skill.code, req.skill.language);
         if report.verdict == Verdict::Block {
-            return Box::pin(async move {
-                let mut out = ExecOutcome::rejected(Status::Blocked, Vec::new());
-                out.record_layer(LayerName::Prescan, spent, report.findings);
-                Ok(out)
-            });
+            return Err(Rejection::new(Status::Blocked, report.findings));
         }
         req.findings.extend(report.findings.iter().cloned());
-        let fut = self.inner.call(req);
-        Box::pin(async move {
-            let mut out = fut.await?;
-            out.record_layer(LayerName::Prescan, spent, report.findings);
-            Ok(out)
-        })
+        Ok(report.findings)
     }
 }

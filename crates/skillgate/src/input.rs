@@ -1,10 +1,9 @@
 //! The input gate: the skill's input must satisfy its JSON Schema before anything runs.
-use skillgate_core::{ExecOutcome, ExecRequest, Finding, LayerName, Severity, Status};
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-use std::time::Instant;
-use tower::{Layer, Service};
+use skillgate_core::{
+    Decide, DecideService, ExecRequest, Finding, LayerName, Rejection, Severity, Status,
+};
+use std::sync::Arc;
+use tower::Layer;
 
 /// Most schema violations reported for one input.
 pub const MAX_VIOLATIONS: usize = 20;
@@ -46,14 +45,23 @@ impl InputSchemaLayer {
 impl<S> Layer<S> for InputSchemaLayer {
     type Service = InputSchemaService<S>;
     fn layer(&self, inner: S) -> Self::Service {
-        InputSchemaService { inner }
+        DecideService::new(inner, Arc::new(InputSchemaLayer))
     }
 }
 
 /// The service of [`InputSchemaLayer`].
-#[derive(Debug, Clone)]
-pub struct InputSchemaService<S> {
-    inner: S,
+pub type InputSchemaService<S> = DecideService<S, InputSchemaLayer>;
+
+impl Decide for InputSchemaLayer {
+    const LAYER: LayerName = LayerName::Input;
+    fn decide(&self, req: &mut ExecRequest) -> Result<Vec<Finding>, Rejection> {
+        match &req.skill.input_schema {
+            Some(schema) => check_input(schema, &req.input)
+                .map(|()| Vec::new())
+                .map_err(|(status, findings)| Rejection::new(status, findings)),
+            None => Ok(Vec::new()),
+        }
+    }
 }
 
 /// Checks `input` against `schema`: `Ok(())`, or the findings and the status they imply.
@@ -95,43 +103,5 @@ pub fn check_input(
         Ok(())
     } else {
         Err((Status::Blocked, findings))
-    }
-}
-
-impl<S> Service<ExecRequest> for InputSchemaService<S>
-where
-    S: Service<ExecRequest, Response = ExecOutcome> + Send + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = ExecOutcome;
-    type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<ExecOutcome, S::Error>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: ExecRequest) -> Self::Future {
-        let started = Instant::now();
-        let checked = match &req.skill.input_schema {
-            Some(schema) => check_input(schema, &req.input),
-            None => Ok(()),
-        };
-        let spent = started.elapsed();
-        match checked {
-            Err((status, findings)) => Box::pin(async move {
-                let mut out = ExecOutcome::rejected(status, Vec::new());
-                out.record_layer(LayerName::Input, spent, findings);
-                Ok(out)
-            }),
-            Ok(()) => {
-                let fut = self.inner.call(req);
-                Box::pin(async move {
-                    let mut out = fut.await?;
-                    out.record_layer(LayerName::Input, spent, Vec::new());
-                    Ok(out)
-                })
-            }
-        }
     }
 }

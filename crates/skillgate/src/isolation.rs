@@ -17,17 +17,14 @@
 //! runs.
 use serde::Deserialize;
 use skillgate_core::{
-    Capabilities, ExecOutcome, ExecRequest, Finding, LayerName, LimitOverrides, Limits,
-    RuntimeTier, Severity, Status, units,
+    Capabilities, Decide, DecideService, ExecRequest, Finding, LayerName, LimitOverrides, Limits,
+    Rejection, RuntimeTier, Severity, Status, units,
 };
 use std::collections::BTreeMap;
-use std::future::Future;
 use std::path::PathBuf;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
-use tower::{Layer, Service};
+use std::time::Duration;
+use tower::Layer;
 
 /// Limits a caller asks for, attached to `ExecRequest::extensions`; clamped like the
 /// skill's own requests.
@@ -202,7 +199,7 @@ impl IsolationLayer {
     }
 
     /// Decides the spec for `req` (recorded on it); `Err` holds the refusal's findings.
-    pub fn decide(&self, req: &mut ExecRequest) -> Result<Vec<Finding>, Vec<Finding>> {
+    pub fn decide_spec(&self, req: &mut ExecRequest) -> Result<Vec<Finding>, Vec<Finding>> {
         let s = &self.inner;
         let mut requests = vec![req.skill.limits];
         if let Some(r) = req.extensions.get::<RequestedLimits>() {
@@ -236,62 +233,28 @@ impl IsolationLayer {
     }
 }
 
+impl Decide for IsolationLayer {
+    const LAYER: LayerName = LayerName::Isolation;
+    fn decide(&self, req: &mut ExecRequest) -> Result<Vec<Finding>, Rejection> {
+        self.decide_spec(req)
+            .map_err(|findings| Rejection::new(Status::Error, findings))
+    }
+}
+
 impl<S> Layer<S> for IsolationLayer {
     type Service = IsolationService<S>;
     fn layer(&self, inner: S) -> Self::Service {
-        IsolationService {
-            layer: self.clone(),
-            inner,
-        }
+        DecideService::new(inner, Arc::new(self.clone()))
     }
 }
 
 /// The service of [`IsolationLayer`].
-#[derive(Debug, Clone)]
-pub struct IsolationService<S> {
-    layer: IsolationLayer,
-    inner: S,
-}
-
-impl<S> Service<ExecRequest> for IsolationService<S>
-where
-    S: Service<ExecRequest, Response = ExecOutcome> + Send + 'static,
-    S::Future: Send + 'static,
-{
-    type Response = ExecOutcome;
-    type Error = S::Error;
-    type Future = Pin<Box<dyn Future<Output = Result<ExecOutcome, S::Error>> + Send>>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut req: ExecRequest) -> Self::Future {
-        let started = Instant::now();
-        let decided = self.layer.decide(&mut req);
-        let spent = started.elapsed();
-        match decided {
-            Err(findings) => Box::pin(async move {
-                let mut out = ExecOutcome::rejected(Status::Error, Vec::new());
-                out.record_layer(LayerName::Isolation, spent, findings);
-                Ok(out)
-            }),
-            Ok(findings) => {
-                let fut = self.inner.call(req);
-                Box::pin(async move {
-                    let mut out = fut.await?;
-                    out.record_layer(LayerName::Isolation, spent, findings);
-                    Ok(out)
-                })
-            }
-        }
-    }
-}
+pub type IsolationService<S> = DecideService<S, IsolationLayer>;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use skillgate_core::{Caller, Language, Skill};
+    use skillgate_core::{Caller, ExecOutcome, Language, Skill};
     use tower::ServiceExt;
 
     fn secs(s: u64) -> Duration {
@@ -409,7 +372,7 @@ mod tests {
             wall_timeout: Some(secs(9)),
             ..Default::default()
         }));
-        let clamps = layer.decide(&mut req).unwrap();
+        let clamps = layer.decide_spec(&mut req).unwrap();
         assert_eq!(req.spec.limits.wall_timeout, secs(1));
         assert_eq!(clamps[0].rule_id, "isolation.clamped");
     }

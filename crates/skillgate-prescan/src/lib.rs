@@ -26,6 +26,7 @@ pub mod facts;
 pub mod fuzz;
 mod javascript;
 mod layer;
+mod prefilter;
 mod python;
 pub mod rules;
 pub mod ruletest;

@@ -121,6 +121,8 @@ pub mod engine_rules {
     pub const NOT_UTF8: &str = "prescan.not-utf8";
     /// The code produced more facts than the cap.
     pub const TOO_COMPLEX: &str = "prescan.too-complex";
+    /// The rule packs' queries do not compile.
+    pub const RULES_INVALID: &str = "prescan.rules-invalid";
     /// A Python module outside the allow-list.
     pub const PY_UNLISTED: &str = "py.module.unlisted";
     /// A JavaScript module outside the allow-list.
@@ -150,6 +152,9 @@ pub mod engine_rules {
             }
             TOO_COMPLEX => {
                 "The semantic pass ran out of its budget (too many facts or folding steps, e.g. nested comprehensions over long constant lists); the code is blocked."
+            }
+            RULES_INVALID => {
+                "The rule packs' tree-sitter queries do not compile, so the code cannot be checked against them; it is blocked (fail closed)."
             }
             PY_UNLISTED | JS_UNLISTED => {
                 "An import of a module that is not on the library allow-list (`modules.toml` of the pack). Low severity (warn) by default; `[prescan] unknown_module = \"block\"` makes it critical."
@@ -347,13 +352,20 @@ impl PreScanner {
                 hits.push((r, fact.start, fact.end));
             }
         }
-        if let Some(query) = &compiled.query {
+        let plan = compiled.plan().map_err(|e| {
+            engine(
+                engine_rules::RULES_INVALID,
+                format!("the {lang} rule queries cannot be used: {e}"),
+            )
+        })?;
+        if let Some(plan) = plan.filter(|p| p.possible(src)) {
+            let query = &plan.query;
             let hit_idx = query.capture_index_for_name("hit");
             let mut cursor = QueryCursor::new();
             cursor.set_match_limit(10_000);
             let mut matches = cursor.matches(query, root, src.as_bytes());
             while let Some(m) = matches.next() {
-                let Some(&rule) = compiled.pattern_rule.get(m.pattern_index) else {
+                let Some(&rule) = plan.pattern_rule.get(m.pattern_index) else {
                     continue;
                 };
                 let cap = m

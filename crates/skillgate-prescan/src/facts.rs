@@ -47,6 +47,8 @@ pub(crate) struct Ctx<'s> {
     pub(crate) bindings: HashMap<String, Value>,
     /// Temporary bindings of comprehension variables while folding.
     pub(crate) temps: Vec<(String, Value)>,
+    /// Modules imported with `*`, in source order: a free name may be theirs.
+    pub(crate) star_imports: Vec<String>,
     /// Modules imported, with the byte range of the import, for the allow-list check.
     pub(crate) imports: Vec<(String, usize, usize)>,
     /// Set when the fact cap was reached.
@@ -62,6 +64,7 @@ impl<'s> Ctx<'s> {
             facts: Vec::new(),
             bindings: HashMap::new(),
             temps: Vec::new(),
+            star_imports: Vec::new(),
             imports: Vec::new(),
             overflow: false,
             budget: Rc::new(Cell::new(FOLD_BUDGET)),
@@ -75,6 +78,7 @@ impl<'s> Ctx<'s> {
             facts: Vec::new(),
             bindings: self.bindings.clone(),
             temps: self.temps.clone(),
+            star_imports: self.star_imports.clone(),
             imports: Vec::new(),
             overflow: false,
             budget: self.budget.clone(),
@@ -133,15 +137,21 @@ impl<'s> Ctx<'s> {
 }
 
 /// Visits every node of a tree in preorder without recursion, calling `f` with the node,
-/// the name of the field it fills in its parent, and its ancestors (root first).
+/// the name of the field it fills in its parent, and its ancestors (root first). Stops at
+/// the first node nested deeper than `max_depth` (the root is at depth 0) and returns it,
+/// so one walk both bounds the tree and extracts from it.
 pub(crate) fn walk<'t>(
     root: Node<'t>,
+    max_depth: usize,
     mut f: impl FnMut(Node<'t>, Option<&'static str>, &[Node<'t>]),
-) {
+) -> Result<(), Node<'t>> {
     let mut cursor = root.walk();
     let mut ancestors: Vec<Node<'t>> = Vec::new();
     loop {
         let node = cursor.node();
+        if ancestors.len() > max_depth {
+            return Err(node);
+        }
         f(node, cursor.field_name(), &ancestors);
         if cursor.goto_first_child() {
             ancestors.push(node);
@@ -152,7 +162,7 @@ pub(crate) fn walk<'t>(
                 break;
             }
             if !cursor.goto_parent() {
-                return;
+                return Ok(());
             }
             ancestors.pop();
         }

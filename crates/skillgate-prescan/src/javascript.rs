@@ -56,10 +56,15 @@ const GLOBALS: &[&str] = &[
 const GLOBAL_OBJECTS: &[&str] = &["globalThis", "global", "window", "self"];
 
 /// Extracts the facts of a JavaScript program.
-pub(crate) fn extract(root: Node<'_>, ctx: &mut Ctx<'_>) {
-    walk(root, |node, field, ancestors| {
+/// Returns the first node nested deeper than `max_depth`, if any.
+pub(crate) fn extract<'t>(
+    root: Node<'t>,
+    max_depth: usize,
+    ctx: &mut Ctx<'_>,
+) -> Result<(), Node<'t>> {
+    walk(root, max_depth, |node, field, ancestors| {
         visit(node, field, ancestors, ctx)
-    });
+    })
 }
 
 fn ident(ctx: &Ctx<'_>, node: Node<'_>) -> String {

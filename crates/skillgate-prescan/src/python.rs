@@ -53,11 +53,16 @@ const BUILTINS: &[&str] = &[
 ];
 
 /// Extracts the facts of a Python module.
-pub(crate) fn extract(root: Node<'_>, ctx: &mut Ctx<'_>) {
+/// Returns the first node nested deeper than `max_depth`, if any.
+pub(crate) fn extract<'t>(
+    root: Node<'t>,
+    max_depth: usize,
+    ctx: &mut Ctx<'_>,
+) -> Result<(), Node<'t>> {
     coding_declaration(root, ctx);
-    walk(root, |node, field, ancestors| {
+    walk(root, max_depth, |node, field, ancestors| {
         visit(node, field, ancestors, ctx)
-    });
+    })
 }
 
 /// A Python coding declaration other than UTF-8 is a fact: Python would decode the file
@@ -292,9 +297,9 @@ fn import_from(node: Node<'_>, ctx: &mut Ctx<'_>) {
         if child.kind() == "wildcard_import" {
             ctx.import(&module, child);
             ctx.emit(format!("import-star:{module}"), child);
-            ctx.bindings
-                .entry(format!("*{}", module))
-                .or_insert(Value::Name(module.clone()));
+            if !ctx.star_imports.contains(&module) {
+                ctx.star_imports.push(module.clone());
+            }
             any = true;
         }
     }
@@ -400,7 +405,7 @@ fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
         return;
     };
     let callee = fold(ctx, func, 0);
-    let (pos, _) = args(ctx, node, 0);
+    let (pos, kw) = args(ctx, node, 0);
     let first_str = pos.first().and_then(Value::as_str).map(str::to_string);
     if let Value::Name(q) = &callee {
         ctx.emit(format!("call:{q}"), node);
@@ -426,7 +431,8 @@ fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
             _ => {}
         }
     }
-    if let Value::Name(q) = fold(ctx, node, 0) {
+    // The call's own value, from the callee and arguments folded above.
+    if let Value::Name(q) = fold_call_parts(ctx, func, Some(&callee), &pos, &kw, 1) {
         ctx.emit(format!("ref:{q}"), node);
     }
     // File operations with a constant path.
@@ -520,8 +526,8 @@ fn lookup(ctx: &Ctx<'_>, id: &str) -> Value {
         return name(id.to_string());
     }
     // `from M import *` makes any free name possibly M's.
-    if let Some((k, _)) = ctx.bindings.iter().find(|(k, _)| k.starts_with('*')) {
-        return name(format!("{}.{id}", &k[1..]));
+    if let Some(m) = ctx.star_imports.first() {
+        return name(format!("{m}.{id}"));
     }
     Value::Unknown
 }
@@ -810,7 +816,21 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
         return Value::Unknown;
     };
     let (pos, kw) = args(ctx, node, d);
+    fold_call_parts(ctx, func, None, &pos, &kw, d)
+}
+
+/// Folds a call from its callee node, the callee's value when the caller already folded
+/// it, and the folded arguments.
+fn fold_call_parts(
+    ctx: &Ctx<'_>,
+    func: Node<'_>,
+    callee: Option<&Value>,
+    pos: &[Value],
+    kw: &[(String, Value)],
+    d: usize,
+) -> Value {
     let arg = |i: usize| pos.get(i).cloned().unwrap_or_default();
+    let mut callee = callee.cloned();
     // Methods of constant strings.
     if func.kind() == "attribute"
         && let (Some(o), Some(m)) = (
@@ -820,6 +840,11 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
     {
         let method = ident(ctx, m);
         let recv = fold(ctx, o, d);
+        // The callee is the receiver's attribute: no need to fold the receiver again.
+        callee.get_or_insert_with(|| match &recv {
+            Value::Name(q) => name(format!("{q}.{method}")),
+            _ => Value::Unknown,
+        });
         if let Value::Str(s) = &recv {
             return match method.as_ref() {
                 "join" => str_list(&arg(0)).map_or(Value::Unknown, |p| Value::string(p.join(s))),
@@ -838,7 +863,7 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
                         _ => s.trim_end().into(),
                     })
                 }
-                "format" => brace_format(s, &pos, &kw),
+                "format" => brace_format(s, pos, kw),
                 "decode" | "encode" => codec(s, arg(0).as_str()),
                 "split" => match arg(0) {
                     Value::Str(sep) if !sep.is_empty() => Value::List(
@@ -891,7 +916,7 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
     {
         return name(format!("{o}.{a}"));
     }
-    let Value::Name(q) = fold(ctx, func, d) else {
+    let Value::Name(q) = callee.unwrap_or_else(|| fold(ctx, func, d)) else {
         return Value::Unknown;
     };
     match q.as_str() {
@@ -984,7 +1009,7 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
         },
         "globals" | "locals" => Value::Scope,
         "os.path.join" | "posixpath.join" | "pathlib.Path" | "pathlib.PurePath"
-        | "pathlib.PosixPath" => Value::join_path(&pos),
+        | "pathlib.PosixPath" => Value::join_path(pos),
         "os.path.expanduser" | "os.path.abspath" | "os.path.realpath" | "os.path.normpath" => {
             arg(0)
         }

@@ -226,7 +226,7 @@ impl PreScanner {
     pub fn facts(&self, code: &[u8], lang: Language) -> Result<Vec<Fact>, Box<Finding>> {
         let src = self.check_source(code)?;
         let tree = self.parse(src, lang)?;
-        extract(&tree, src.as_bytes(), lang).map(|(facts, _)| facts)
+        extract(&tree, src.as_bytes(), lang, self.options.limits.max_depth).map(|(facts, _)| facts)
     }
 
     fn decide(&self, mut findings: Vec<Finding>) -> ScanReport {
@@ -332,8 +332,11 @@ impl PreScanner {
         let tree = self.parse(src, lang)?;
         let root = tree.root_node();
         let lines = LineIndex::new(src);
-        check_depth(root, self.options.limits.max_depth)?;
+        let max_depth = self.options.limits.max_depth;
         if root.has_error() {
+            // Too deep is reported before a syntax error; otherwise the extraction walk
+            // itself bounds the depth.
+            check_depth(root, max_depth)?;
             let bad = first_error(root);
             return Err(Box::new(
                 engine_finding(
@@ -344,7 +347,7 @@ impl PreScanner {
                 .with_snippet(lines.snippet(bad.start_byte(), bad.end_byte())),
             ));
         }
-        let (facts, imports) = extract(&tree, src.as_bytes(), lang)?;
+        let (facts, imports) = extract(&tree, src.as_bytes(), lang, max_depth)?;
         let compiled = self.rules.compiled(lang);
         let mut hits: Vec<(usize, usize, usize)> = Vec::new(); // (rule, start, end)
         for fact in &facts {
@@ -465,11 +468,19 @@ fn is_allowed(allowed: &HashSet<String>, module: &str, lang: Language) -> bool {
 
 type Extracted = (Vec<Fact>, Vec<(String, usize, usize)>);
 
-fn extract(tree: &Tree, src: &[u8], lang: Language) -> Result<Extracted, Box<Finding>> {
+fn extract(
+    tree: &Tree,
+    src: &[u8],
+    lang: Language,
+    max_depth: usize,
+) -> Result<Extracted, Box<Finding>> {
     let mut ctx = Ctx::new(src);
-    match lang {
-        Language::Python => crate::python::extract(tree.root_node(), &mut ctx),
-        Language::JavaScript => crate::javascript::extract(tree.root_node(), &mut ctx),
+    let walked = match lang {
+        Language::Python => crate::python::extract(tree.root_node(), max_depth, &mut ctx),
+        Language::JavaScript => crate::javascript::extract(tree.root_node(), max_depth, &mut ctx),
+    };
+    if let Err(n) = walked {
+        return Err(too_deep(n, max_depth));
     }
     if ctx.exhausted() {
         return Err(engine(
@@ -481,41 +492,26 @@ fn extract(tree: &Tree, src: &[u8], lang: Language) -> Result<Extracted, Box<Fin
 }
 
 fn check_depth(root: Node<'_>, max: usize) -> Result<(), Box<Finding>> {
-    let mut cursor = root.walk();
-    let mut depth = 0usize;
-    loop {
-        if depth > max {
-            let n = cursor.node();
-            return Err(Box::new(
-                engine_finding(
-                    engine_rules::TOO_DEEP,
-                    format!("the code is nested deeper than {max} levels"),
-                )
-                .at(
-                    n.start_position().row as u32 + 1,
-                    n.start_position().column as u32 + 1,
-                ),
-            ));
-        }
-        if cursor.goto_first_child() {
-            depth += 1;
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return Ok(());
-            }
-            depth -= 1;
-        }
-    }
+    walk(root, max, |_, _, _| {}).map_err(|n| too_deep(n, max))
+}
+
+/// The finding for a node nested deeper than `max`.
+fn too_deep(n: Node<'_>, max: usize) -> Box<Finding> {
+    Box::new(
+        engine_finding(
+            engine_rules::TOO_DEEP,
+            format!("the code is nested deeper than {max} levels"),
+        )
+        .at(
+            n.start_position().row as u32 + 1,
+            n.start_position().column as u32 + 1,
+        ),
+    )
 }
 
 fn first_error(root: Node<'_>) -> Node<'_> {
     let mut found = None;
-    walk(root, |n, _, _| {
+    let _ = walk(root, usize::MAX, |n, _, _| {
         if found.is_none() && (n.is_error() || n.is_missing()) {
             found = Some(n);
         }

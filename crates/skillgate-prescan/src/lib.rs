@@ -24,6 +24,7 @@
 mod decode;
 pub mod facts;
 pub mod fuzz;
+mod grammar;
 mod javascript;
 mod layer;
 mod prefilter;

@@ -42,6 +42,8 @@ pub(crate) const FOLD_BUDGET: u64 = 500_000;
 /// The state of one extraction pass.
 pub(crate) struct Ctx<'s> {
     pub(crate) src: &'s [u8],
+    /// The source as text, checked once (node texts are slices of it).
+    text: &'s str,
     pub(crate) facts: Vec<Fact>,
     /// Module-level bindings, flow-insensitive after their first assignment.
     pub(crate) bindings: HashMap<String, Value>,
@@ -61,6 +63,7 @@ impl<'s> Ctx<'s> {
     pub(crate) fn new(src: &'s [u8]) -> Self {
         Ctx {
             src,
+            text: std::str::from_utf8(src).unwrap_or(""),
             facts: Vec::new(),
             bindings: HashMap::new(),
             temps: Vec::new(),
@@ -75,6 +78,7 @@ impl<'s> Ctx<'s> {
     pub(crate) fn scratch(&self) -> Ctx<'s> {
         Ctx {
             src: self.src,
+            text: self.text,
             facts: Vec::new(),
             bindings: self.bindings.clone(),
             temps: self.temps.clone(),
@@ -100,9 +104,13 @@ impl<'s> Ctx<'s> {
         self.overflow || self.budget.get() == 0
     }
 
-    /// The source text of a node.
+    /// The source text of a node ("" if it does not fall on character boundaries).
     pub(crate) fn text(&self, node: Node<'_>) -> &'s str {
-        std::str::from_utf8(&self.src[node.byte_range()]).unwrap_or("")
+        match self.text.get(node.byte_range()) {
+            Some(t) => t,
+            None => std::str::from_utf8(self.src.get(node.byte_range()).unwrap_or_default())
+                .unwrap_or(""),
+        }
     }
 
     /// Records a fact at a node.

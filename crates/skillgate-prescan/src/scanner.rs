@@ -221,6 +221,59 @@ impl PreScanner {
         self.decide(findings)
     }
 
+    /// Scans several pieces of code, on as many threads as there are cores (each thread
+    /// with its own parser); the reports come back in input order.
+    ///
+    /// ```
+    /// use skillgate_prescan::{PreScanner, Verdict};
+    /// use skillgate_core::Language;
+    /// let scanner = PreScanner::new().unwrap();
+    /// let inputs: [(&[u8], Language); 2] = [
+    ///     (b"import json\n", Language::Python),
+    ///     (b"require('child_process').exec('id')\n", Language::JavaScript),
+    /// ];
+    /// let reports = scanner.scan_all(&inputs);
+    /// assert_eq!(reports[0].verdict, Verdict::Allow);
+    /// assert_eq!(reports[1].verdict, Verdict::Block);
+    /// ```
+    pub fn scan_all(&self, inputs: &[(&[u8], Language)]) -> Vec<ScanReport> {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(inputs.len());
+        if threads <= 1 {
+            return inputs
+                .iter()
+                .map(|&(code, lang)| self.scan(code, lang))
+                .collect();
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let mut done: Vec<(usize, ScanReport)> = std::thread::scope(|s| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut out = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(&(code, lang)) = inputs.get(i) else {
+                                return out;
+                            };
+                            out.push((i, self.scan(code, lang)));
+                        }
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| match w.join() {
+                    Ok(reports) => reports,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                })
+                .collect()
+        });
+        done.sort_unstable_by_key(|(i, _)| *i);
+        done.into_iter().map(|(_, r)| r).collect()
+    }
+
     /// The semantic facts of `code` (for debugging rules), or the finding that says why
     /// there are none.
     pub fn facts(&self, code: &[u8], lang: Language) -> Result<Vec<Fact>, Box<Finding>> {

@@ -144,6 +144,11 @@ pub(crate) struct Compiled {
     pub(crate) exact: HashMap<String, Vec<usize>>,
     /// Glob patterns: (literal prefix, pattern, rule).
     pub(crate) globs: Vec<(String, String, usize)>,
+    /// Indices into `globs` by the fact kind their literal prefix names (`ref:`); a fact
+    /// of another kind cannot start with that prefix.
+    glob_kinds: HashMap<String, Vec<usize>>,
+    /// Indices into `globs` whose literal prefix names no kind (checked for every fact).
+    glob_any: Vec<usize>,
     /// Allowed modules.
     pub(crate) allowed: HashSet<String>,
     /// All queries of the language in one source, and the byte offset at which each
@@ -402,9 +407,13 @@ impl RuleSet {
         fact: &'a str,
     ) -> impl Iterator<Item = usize> + 'a {
         let exact = c.exact.get(fact).into_iter().flatten().copied();
-        let globs = c
-            .globs
-            .iter()
+        let of_kind = fact_kind(fact)
+            .and_then(|k| c.glob_kinds.get(k))
+            .into_iter()
+            .flatten();
+        let globs = of_kind
+            .chain(&c.glob_any)
+            .map(|&g| &c.globs[g])
             .filter(move |(prefix, pat, _)| {
                 fact.starts_with(prefix.as_str()) && glob_match(pat, fact)
             })
@@ -435,6 +444,8 @@ fn compile(rules: &[Rule], lang: Language, allowed: HashSet<String>) -> Compiled
         rules: Vec::new(),
         exact: HashMap::new(),
         globs: Vec::new(),
+        glob_kinds: HashMap::new(),
+        glob_any: Vec::new(),
         allowed,
         query_source,
         query_starts,
@@ -445,11 +456,24 @@ fn compile(rules: &[Rule], lang: Language, allowed: HashSet<String>) -> Compiled
         for f in &r.facts {
             match f.find('*') {
                 None => c.exact.entry(f.clone()).or_default().push(i),
-                Some(star) => c.globs.push((f[..star].to_string(), f.clone(), i)),
+                Some(star) => {
+                    let prefix = &f[..star];
+                    let g = c.globs.len();
+                    match fact_kind(prefix) {
+                        Some(kind) => c.glob_kinds.entry(kind.to_string()).or_default().push(g),
+                        None => c.glob_any.push(g),
+                    }
+                    c.globs.push((prefix.to_string(), f.clone(), i));
+                }
             }
         }
     }
     c
+}
+
+/// A fact's kind with its colon (`ref:` of `ref:os.system`), if it has one.
+fn fact_kind(fact: &str) -> Option<&str> {
+    fact.find(':').map(|i| &fact[..=i])
 }
 
 /// Compiles a language's combined query source.

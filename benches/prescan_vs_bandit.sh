@@ -5,6 +5,7 @@
 # Usage: benches/prescan_vs_bandit.sh [DIR] [ROUNDS]
 #   DIR     Python files to scan (default corpora/prescan/python, else the crate's samples)
 #   ROUNDS  timed rounds per tool, best kept (default 5)
+#   SKILLGATE=PATH  use this skillgate binary instead of building one
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -16,8 +17,11 @@ if [ ! -x .venv/bin/bandit ]; then
   python3 -m venv .venv
   .venv/bin/pip install --quiet --disable-pip-version-check bandit
 fi
-cargo build --quiet --release -p skillgate-cli
-SKILLGATE=$ROOT/target/release/skillgate
+# SKILLGATE=/path/to/skillgate compares a given build (e.g. main's) instead of building.
+if [ -z "${SKILLGATE:-}" ]; then
+  cargo build --quiet --release -p skillgate-cli
+  SKILLGATE=$ROOT/target/release/skillgate
+fi
 
 python3 - "$SKILLGATE" "$ROOT/.venv/bin/bandit" "$DIR" "$ROUNDS" <<'PY'
 import pathlib, statistics, subprocess, sys, time

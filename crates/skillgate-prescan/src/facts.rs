@@ -42,11 +42,15 @@ pub(crate) const FOLD_BUDGET: u64 = 500_000;
 /// The state of one extraction pass.
 pub(crate) struct Ctx<'s> {
     pub(crate) src: &'s [u8],
+    /// The source as text, checked once (node texts are slices of it).
+    text: &'s str,
     pub(crate) facts: Vec<Fact>,
     /// Module-level bindings, flow-insensitive after their first assignment.
     pub(crate) bindings: HashMap<String, Value>,
     /// Temporary bindings of comprehension variables while folding.
     pub(crate) temps: Vec<(String, Value)>,
+    /// Modules imported with `*`, in source order: a free name may be theirs.
+    pub(crate) star_imports: Vec<String>,
     /// Modules imported, with the byte range of the import, for the allow-list check.
     pub(crate) imports: Vec<(String, usize, usize)>,
     /// Set when the fact cap was reached.
@@ -59,9 +63,11 @@ impl<'s> Ctx<'s> {
     pub(crate) fn new(src: &'s [u8]) -> Self {
         Ctx {
             src,
+            text: std::str::from_utf8(src).unwrap_or(""),
             facts: Vec::new(),
             bindings: HashMap::new(),
             temps: Vec::new(),
+            star_imports: Vec::new(),
             imports: Vec::new(),
             overflow: false,
             budget: Rc::new(Cell::new(FOLD_BUDGET)),
@@ -72,9 +78,11 @@ impl<'s> Ctx<'s> {
     pub(crate) fn scratch(&self) -> Ctx<'s> {
         Ctx {
             src: self.src,
+            text: self.text,
             facts: Vec::new(),
             bindings: self.bindings.clone(),
             temps: self.temps.clone(),
+            star_imports: self.star_imports.clone(),
             imports: Vec::new(),
             overflow: false,
             budget: self.budget.clone(),
@@ -96,9 +104,13 @@ impl<'s> Ctx<'s> {
         self.overflow || self.budget.get() == 0
     }
 
-    /// The source text of a node.
+    /// The source text of a node ("" if it does not fall on character boundaries).
     pub(crate) fn text(&self, node: Node<'_>) -> &'s str {
-        std::str::from_utf8(&self.src[node.byte_range()]).unwrap_or("")
+        match self.text.get(node.byte_range()) {
+            Some(t) => t,
+            None => std::str::from_utf8(self.src.get(node.byte_range()).unwrap_or_default())
+                .unwrap_or(""),
+        }
     }
 
     /// Records a fact at a node.
@@ -133,15 +145,21 @@ impl<'s> Ctx<'s> {
 }
 
 /// Visits every node of a tree in preorder without recursion, calling `f` with the node,
-/// the name of the field it fills in its parent, and its ancestors (root first).
+/// the name of the field it fills in its parent, and its ancestors (root first). Stops at
+/// the first node nested deeper than `max_depth` (the root is at depth 0) and returns it,
+/// so one walk both bounds the tree and extracts from it.
 pub(crate) fn walk<'t>(
     root: Node<'t>,
+    max_depth: usize,
     mut f: impl FnMut(Node<'t>, Option<&'static str>, &[Node<'t>]),
-) {
+) -> Result<(), Node<'t>> {
     let mut cursor = root.walk();
     let mut ancestors: Vec<Node<'t>> = Vec::new();
     loop {
         let node = cursor.node();
+        if ancestors.len() > max_depth {
+            return Err(node);
+        }
         f(node, cursor.field_name(), &ancestors);
         if cursor.goto_first_child() {
             ancestors.push(node);
@@ -152,7 +170,7 @@ pub(crate) fn walk<'t>(
                 break;
             }
             if !cursor.goto_parent() {
-                return;
+                return Ok(());
             }
             ancestors.pop();
         }

@@ -4,8 +4,19 @@
 //! indirect eval, `constructor.constructor`, `createRequire`, `module.constructor._load`.
 use crate::decode;
 use crate::facts::{Ctx, FILE_OPS, binary_parts, last_segment, walk};
+use crate::grammar::{Kinds, field_ids};
 use crate::value::{MAX_FOLD_DEPTH, Value};
+use skillgate_core::Language;
+use std::sync::LazyLock;
 use tree_sitter::Node;
+
+/// The JavaScript grammar's kind names, by kind id.
+static KINDS: LazyLock<Kinds> = LazyLock::new(|| Kinds::load(Language::JavaScript));
+
+field_ids!(struct Fields (Language::JavaScript) { alias, argument, arguments, body, constructor, function, index, key, left, name, object, parameter, parameters, property, right, source, value });
+
+/// The ids of the JavaScript fields this pass reads.
+static FIELDS: LazyLock<Fields> = LazyLock::new(Fields::load);
 
 /// Global names that matter to rules or to the folder.
 const GLOBALS: &[&str] = &[
@@ -56,10 +67,15 @@ const GLOBALS: &[&str] = &[
 const GLOBAL_OBJECTS: &[&str] = &["globalThis", "global", "window", "self"];
 
 /// Extracts the facts of a JavaScript program.
-pub(crate) fn extract(root: Node<'_>, ctx: &mut Ctx<'_>) {
-    walk(root, |node, field, ancestors| {
+/// Returns the first node nested deeper than `max_depth`, if any.
+pub(crate) fn extract<'t>(
+    root: Node<'t>,
+    max_depth: usize,
+    ctx: &mut Ctx<'_>,
+) -> Result<(), Node<'t>> {
+    walk(root, max_depth, |node, field, ancestors| {
         visit(node, field, ancestors, ctx)
-    });
+    })
 }
 
 fn ident(ctx: &Ctx<'_>, node: Node<'_>) -> String {
@@ -88,10 +104,10 @@ fn name(q: String) -> Value {
 
 fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ctx: &mut Ctx<'_>) {
     let parent = ancestors.last().copied();
-    match node.kind() {
+    match KINDS.of(node) {
         "import_statement" => import_statement(node, ctx),
         "export_statement" => {
-            if let Some(src) = node.child_by_field_name("source")
+            if let Some(src) = node.child_by_field_id(FIELDS.source)
                 && let Value::Str(m) = fold(ctx, src, 0)
             {
                 ctx.import(&module_name(&m), src);
@@ -99,8 +115,8 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ct
         }
         "variable_declarator" => {
             if let (Some(n), Some(v)) = (
-                node.child_by_field_name("name"),
-                node.child_by_field_name("value"),
+                node.child_by_field_id(FIELDS.name),
+                node.child_by_field_id(FIELDS.value),
             ) {
                 let val = fold(ctx, v, 0);
                 bind_pattern(ctx, n, val);
@@ -108,8 +124,8 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ct
         }
         "assignment_expression" => assignment(node, ctx),
         "function_declaration" | "class_declaration" | "generator_function_declaration" => {
-            if parent.is_some_and(|p| p.kind() == "program")
-                && let Some(n) = node.child_by_field_name("name")
+            if parent.is_some_and(|p| KINDS.of(p) == "program")
+                && let Some(n) = node.child_by_field_id(FIELDS.name)
             {
                 let key = ident(ctx, n);
                 ctx.bindings.insert(key, Value::Unknown);
@@ -117,7 +133,7 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ct
         }
         "call_expression" => call(node, ctx),
         "new_expression" => {
-            if let Some(c) = node.child_by_field_name("constructor") {
+            if let Some(c) = node.child_by_field_id(FIELDS.constructor) {
                 match fold(ctx, c, 0) {
                     Value::Name(q) => ctx.emit(format!("call:{q}"), node),
                     _ => {
@@ -129,10 +145,10 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ct
             }
         }
         "member_expression" => {
-            if let Some(p) = node.child_by_field_name("property") {
+            if let Some(p) = node.child_by_field_id(FIELDS.property) {
                 let prop = ident(ctx, p);
                 if prop == "constructor"
-                    && let Some(o) = node.child_by_field_name("object")
+                    && let Some(o) = node.child_by_field_id(FIELDS.object)
                     && member_name(ctx, o).as_deref() == Some("constructor")
                 {
                     ctx.emit("constructor-chain", node);
@@ -143,8 +159,8 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ct
         }
         "subscript_expression" => {
             if let (Some(o), Some(i)) = (
-                node.child_by_field_name("object"),
-                node.child_by_field_name("index"),
+                node.child_by_field_id(FIELDS.object),
+                node.child_by_field_id(FIELDS.index),
             ) {
                 match fold(ctx, i, 0) {
                     Value::Str(k) => {
@@ -174,10 +190,12 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ct
 
 /// The property name of a member or constant-subscript expression.
 fn member_name(ctx: &Ctx<'_>, node: Node<'_>) -> Option<String> {
-    match node.kind() {
-        "member_expression" => node.child_by_field_name("property").map(|p| ident(ctx, p)),
+    match KINDS.of(node) {
+        "member_expression" => node
+            .child_by_field_id(FIELDS.property)
+            .map(|p| ident(ctx, p)),
         "subscript_expression" => node
-            .child_by_field_name("index")
+            .child_by_field_id(FIELDS.index)
             .and_then(|i| fold(ctx, i, 0).as_str().map(str::to_string)),
         "parenthesized_expression" => node.named_child(0).and_then(|c| member_name(ctx, c)),
         _ => None,
@@ -188,8 +206,8 @@ fn emit_ref(ctx: &mut Ctx<'_>, node: Node<'_>, parent: Option<Node<'_>>) {
     if let Value::Name(q) = fold(ctx, node, 0) {
         if q == "process.env"
             && !parent.is_some_and(|p| {
-                matches!(p.kind(), "member_expression" | "subscript_expression")
-                    && p.child_by_field_name("object") == Some(node)
+                matches!(KINDS.of(p), "member_expression" | "subscript_expression")
+                    && p.child_by_field_id(FIELDS.object) == Some(node)
             })
         {
             ctx.emit("env-dump", node);
@@ -214,10 +232,10 @@ fn effective_call(
         };
         return (args.first().cloned().unwrap_or_default(), rest);
     }
-    if func.kind() == "member_expression"
+    if KINDS.of(func) == "member_expression"
         && let (Some(o), Some(p)) = (
-            func.child_by_field_name("object"),
-            func.child_by_field_name("property"),
+            func.child_by_field_id(FIELDS.object),
+            func.child_by_field_id(FIELDS.property),
         )
         && let Value::Name(q) = fold(ctx, o, d)
     {
@@ -250,7 +268,7 @@ fn is_reference(parent: Option<Node<'_>>, field: Option<&'static str>) -> bool {
     }
     !parent.is_some_and(|p| {
         matches!(
-            p.kind(),
+            KINDS.of(p),
             "formal_parameters"
                 | "import_specifier"
                 | "namespace_import"
@@ -272,7 +290,7 @@ fn module_name(m: &str) -> String {
 }
 
 fn import_statement(node: Node<'_>, ctx: &mut Ctx<'_>) {
-    let Some(src) = node.child_by_field_name("source") else {
+    let Some(src) = node.child_by_field_id(FIELDS.source) else {
         return;
     };
     let Value::Str(m) = fold(ctx, src, 0) else {
@@ -283,13 +301,13 @@ fn import_statement(node: Node<'_>, ctx: &mut Ctx<'_>) {
     let mut c = node.walk();
     let clauses: Vec<Node<'_>> = node
         .named_children(&mut c)
-        .filter(|n| n.kind() == "import_clause")
+        .filter(|n| KINDS.of(*n) == "import_clause")
         .collect();
     for clause in clauses {
         let mut c = clause.walk();
         let parts: Vec<Node<'_>> = clause.named_children(&mut c).collect();
         for part in parts {
-            match part.kind() {
+            match KINDS.of(part) {
                 "identifier" => {
                     let k = ident(ctx, part);
                     ctx.bindings.insert(k, name(m.clone()));
@@ -304,10 +322,10 @@ fn import_statement(node: Node<'_>, ctx: &mut Ctx<'_>) {
                     let mut c = part.walk();
                     let specs: Vec<Node<'_>> = part
                         .named_children(&mut c)
-                        .filter(|s| s.kind() == "import_specifier")
+                        .filter(|s| KINDS.of(*s) == "import_specifier")
                         .collect();
                     for spec in specs {
-                        let Some(n) = spec.child_by_field_name("name") else {
+                        let Some(n) = spec.child_by_field_id(FIELDS.name) else {
                             continue;
                         };
                         let member = match fold(ctx, n, 0) {
@@ -315,7 +333,7 @@ fn import_statement(node: Node<'_>, ctx: &mut Ctx<'_>) {
                             _ => ident(ctx, n),
                         };
                         let local = spec
-                            .child_by_field_name("alias")
+                            .child_by_field_id(FIELDS.alias)
                             .map_or_else(|| member.clone(), |a| ident(ctx, a));
                         let full = canonical(if member == "default" {
                             m.clone()
@@ -334,7 +352,7 @@ fn import_statement(node: Node<'_>, ctx: &mut Ctx<'_>) {
 
 /// Binds an identifier or destructuring pattern to a value.
 fn bind_pattern(ctx: &mut Ctx<'_>, pattern: Node<'_>, v: Value) {
-    match pattern.kind() {
+    match KINDS.of(pattern) {
         "identifier" if v != Value::Unknown => {
             let k = ident(ctx, pattern);
             ctx.bindings.insert(k, v);
@@ -344,7 +362,7 @@ fn bind_pattern(ctx: &mut Ctx<'_>, pattern: Node<'_>, v: Value) {
             let mut c = pattern.walk();
             let props: Vec<Node<'_>> = pattern.named_children(&mut c).collect();
             for p in props {
-                match p.kind() {
+                match KINDS.of(p) {
                     "shorthand_property_identifier_pattern" => {
                         let k = ident(ctx, p);
                         let full = canonical(format!("{q}.{k}"));
@@ -352,8 +370,8 @@ fn bind_pattern(ctx: &mut Ctx<'_>, pattern: Node<'_>, v: Value) {
                         ctx.bindings.insert(k, Value::Name(full));
                     }
                     "object_assignment_pattern" => {
-                        if let Some(l) = p.child_by_field_name("left")
-                            && l.kind() == "shorthand_property_identifier_pattern"
+                        if let Some(l) = p.child_by_field_id(FIELDS.left)
+                            && KINDS.of(l) == "shorthand_property_identifier_pattern"
                         {
                             let k = ident(ctx, l);
                             let full = canonical(format!("{q}.{k}"));
@@ -362,12 +380,13 @@ fn bind_pattern(ctx: &mut Ctx<'_>, pattern: Node<'_>, v: Value) {
                         }
                     }
                     "pair_pattern" => {
-                        let (Some(k), Some(val)) =
-                            (p.child_by_field_name("key"), p.child_by_field_name("value"))
-                        else {
+                        let (Some(k), Some(val)) = (
+                            p.child_by_field_id(FIELDS.key),
+                            p.child_by_field_id(FIELDS.value),
+                        ) else {
                             continue;
                         };
-                        let key = match k.kind() {
+                        let key = match KINDS.of(k) {
                             "property_identifier" => Some(ident(ctx, k)),
                             "computed_property_name" => k
                                 .named_child(0)
@@ -390,19 +409,19 @@ fn bind_pattern(ctx: &mut Ctx<'_>, pattern: Node<'_>, v: Value) {
 
 fn assignment(node: Node<'_>, ctx: &mut Ctx<'_>) {
     let (Some(left), Some(right)) = (
-        node.child_by_field_name("left"),
-        node.child_by_field_name("right"),
+        node.child_by_field_id(FIELDS.left),
+        node.child_by_field_id(FIELDS.right),
     ) else {
         return;
     };
-    match left.kind() {
+    match KINDS.of(left) {
         "identifier" => {
             let v = fold(ctx, right, 0);
             bind_pattern(ctx, left, v);
         }
         "member_expression" | "subscript_expression" => {
-            if let Some(o) = left.child_by_field_name("object")
-                && o.kind() == "identifier"
+            if let Some(o) = left.child_by_field_id(FIELDS.object)
+                && KINDS.of(o) == "identifier"
                 && GLOBAL_OBJECTS.contains(&ident(ctx, o).as_str())
                 && ctx.lookup(&ident(ctx, o)).is_none()
             {
@@ -422,16 +441,16 @@ fn assignment(node: Node<'_>, ctx: &mut Ctx<'_>) {
 }
 
 fn arguments(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Vec<Value> {
-    let Some(args) = node.child_by_field_name("arguments") else {
+    let Some(args) = node.child_by_field_id(FIELDS.arguments) else {
         return Vec::new();
     };
-    if args.kind() == "template_string" {
+    if KINDS.of(args) == "template_string" {
         return vec![fold(ctx, args, depth + 1)];
     }
     let mut out = Vec::new();
     let mut c = args.walk();
     for a in args.named_children(&mut c) {
-        match a.kind() {
+        match KINDS.of(a) {
             "comment" => {}
             "spread_element" => match a.named_child(0).map(|e| fold(ctx, e, depth + 1)) {
                 Some(Value::List(items)) => out.extend(items),
@@ -444,12 +463,12 @@ fn arguments(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Vec<Value> {
 }
 
 fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
-    let Some(func) = node.child_by_field_name("function") else {
+    let Some(func) = node.child_by_field_id(FIELDS.function) else {
         return;
     };
     let args = arguments(ctx, node, 0);
     let first_str = args.first().and_then(Value::as_str).map(str::to_string);
-    if func.kind() == "import" {
+    if KINDS.of(func) == "import" {
         ctx.emit("dynamic-import", node);
         match &first_str {
             Some(m) => ctx.import(&module_name(m), node),
@@ -502,12 +521,12 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
         return Value::Unknown;
     }
     let d = depth + 1;
-    match node.kind() {
+    match KINDS.of(node) {
         "identifier" | "shorthand_property_identifier" => lookup(ctx, &ident(ctx, node)),
         "member_expression" => {
             let (Some(o), Some(p)) = (
-                node.child_by_field_name("object"),
-                node.child_by_field_name("property"),
+                node.child_by_field_id(FIELDS.object),
+                node.child_by_field_id(FIELDS.property),
             ) else {
                 return Value::Unknown;
             };
@@ -527,8 +546,8 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
         }
         "subscript_expression" => {
             let (Some(o), Some(i)) = (
-                node.child_by_field_name("object"),
-                node.child_by_field_name("index"),
+                node.child_by_field_id(FIELDS.object),
+                node.child_by_field_id(FIELDS.index),
             ) else {
                 return Value::Unknown;
             };
@@ -554,7 +573,7 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
             let mut out = String::new();
             let mut c = node.walk();
             for part in node.named_children(&mut c) {
-                match part.kind() {
+                match KINDS.of(part) {
                     "template_substitution" => match part.named_child(0).map(|e| fold(ctx, e, d)) {
                         Some(Value::Str(s)) => out.push_str(&s),
                         Some(Value::Int(i)) => out.push_str(&i.to_string()),
@@ -568,7 +587,7 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
         "number" => crate::value::parse_int(ctx.text(node)).map_or(Value::Unknown, Value::Int),
         "unary_expression" => match (
             ctx.text(node).starts_with('-'),
-            node.child_by_field_name("argument")
+            node.child_by_field_id(FIELDS.argument)
                 .map(|a| fold(ctx, a, d)),
         ) {
             (true, Some(Value::Int(i))) => Value::Int(i.saturating_neg()),
@@ -586,7 +605,7 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
             let mut c = node.walk();
             let items: Vec<Value> = node
                 .named_children(&mut c)
-                .filter(|n| n.kind() != "comment")
+                .filter(|n| KINDS.of(*n) != "comment")
                 .map(|n| fold(ctx, n, d))
                 .collect();
             Value::List(items)
@@ -655,18 +674,18 @@ fn map_items(ctx: &Ctx<'_>, f: Node<'_>, items: Vec<Value>, d: usize) -> Value {
             _ => Value::Unknown,
         };
     }
-    if f.kind() != "arrow_function" {
+    if KINDS.of(f) != "arrow_function" {
         return Value::Unknown;
     }
-    let param = f.child_by_field_name("parameter").or_else(|| {
-        f.child_by_field_name("parameters")
+    let param = f.child_by_field_id(FIELDS.parameter).or_else(|| {
+        f.child_by_field_id(FIELDS.parameters)
             .filter(|p| p.named_child_count() == 1)
             .and_then(|p| p.named_child(0))
     });
-    let (Some(param), Some(body)) = (param, f.child_by_field_name("body")) else {
+    let (Some(param), Some(body)) = (param, f.child_by_field_id(FIELDS.body)) else {
         return Value::Unknown;
     };
-    if param.kind() != "identifier" {
+    if KINDS.of(param) != "identifier" {
         return Value::Unknown;
     }
     let var = ident(ctx, param);
@@ -699,21 +718,21 @@ fn from_char_codes(items: &[Value]) -> Value {
 }
 
 fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
-    let Some(func) = node.child_by_field_name("function") else {
+    let Some(func) = node.child_by_field_id(FIELDS.function) else {
         return Value::Unknown;
     };
     let args = arguments(ctx, node, d);
     let arg = |i: usize| args.get(i).cloned().unwrap_or_default();
-    if func.kind() == "import" {
+    if KINDS.of(func) == "import" {
         return match arg(0) {
             Value::Str(m) => Value::Name(module_name(&m)),
             _ => Value::Unknown,
         };
     }
-    if func.kind() == "member_expression"
+    if KINDS.of(func) == "member_expression"
         && let (Some(o), Some(p)) = (
-            func.child_by_field_name("object"),
-            func.child_by_field_name("property"),
+            func.child_by_field_id(FIELDS.object),
+            func.child_by_field_id(FIELDS.property),
         )
     {
         let method = ident(ctx, p);
@@ -809,7 +828,7 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
                     }
                     "map" => {
                         let Some(f) = node
-                            .child_by_field_name("arguments")
+                            .child_by_field_id(FIELDS.arguments)
                             .and_then(|a| a.named_child(0))
                         else {
                             return Value::Unknown;
@@ -875,7 +894,7 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
 
 /// A function or class literal, possibly in parentheses: its `constructor` is `Function`.
 fn is_function_literal(node: Node<'_>) -> bool {
-    match node.kind() {
+    match KINDS.of(node) {
         "arrow_function" | "function_expression" | "function" | "generator_function" | "class" => {
             true
         }

@@ -24,8 +24,10 @@
 mod decode;
 pub mod facts;
 pub mod fuzz;
+mod grammar;
 mod javascript;
 mod layer;
+mod prefilter;
 mod python;
 pub mod rules;
 pub mod ruletest;

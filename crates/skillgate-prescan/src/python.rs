@@ -2,10 +2,21 @@
 //! getattr and namespace escapes, the coding declaration.
 use crate::decode;
 use crate::facts::{Ctx, FILE_OPS, binary_parts, last_segment, walk};
+use crate::grammar::{Kinds, field_ids};
 use crate::value::{MAX_FOLD_DEPTH, Value};
+use skillgate_core::Language;
 use std::borrow::Cow;
+use std::sync::LazyLock;
 use tree_sitter::Node;
 use unicode_normalization::UnicodeNormalization;
+
+/// The Python grammar's kind names, by kind id.
+static KINDS: LazyLock<Kinds> = LazyLock::new(|| Kinds::load(Language::Python));
+
+field_ids!(struct Fields (Language::Python) { alias, argument, arguments, attribute, body, expression, function, left, module_name, name, object, right, subscript, value });
+
+/// The ids of the Python fields this pass reads.
+static FIELDS: LazyLock<Fields> = LazyLock::new(Fields::load);
 
 /// Names Python resolves without an import (the ones that matter to rules, plus the
 /// helpers the folder understands).
@@ -53,11 +64,16 @@ const BUILTINS: &[&str] = &[
 ];
 
 /// Extracts the facts of a Python module.
-pub(crate) fn extract(root: Node<'_>, ctx: &mut Ctx<'_>) {
+/// Returns the first node nested deeper than `max_depth`, if any.
+pub(crate) fn extract<'t>(
+    root: Node<'t>,
+    max_depth: usize,
+    ctx: &mut Ctx<'_>,
+) -> Result<(), Node<'t>> {
     coding_declaration(root, ctx);
-    walk(root, |node, field, ancestors| {
+    walk(root, max_depth, |node, field, ancestors| {
         visit(node, field, ancestors, ctx)
-    });
+    })
 }
 
 /// A Python coding declaration other than UTF-8 is a fact: Python would decode the file
@@ -139,14 +155,14 @@ fn name(q: String) -> Value {
 
 fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ctx: &mut Ctx<'_>) {
     let parent = ancestors.last().copied();
-    match node.kind() {
+    match KINDS.of(node) {
         "import_statement" => import_statement(node, ctx),
         "import_from_statement" => import_from(node, ctx),
         "assignment" | "augmented_assignment" => assignment(node, ctx),
         "named_expression" => {
             if let (Some(n), Some(v)) = (
-                node.child_by_field_name("name"),
-                node.child_by_field_name("value"),
+                node.child_by_field_id(FIELDS.name),
+                node.child_by_field_id(FIELDS.value),
             ) {
                 let val = fold(ctx, v, 0);
                 bind(ctx, n, val);
@@ -155,11 +171,11 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ct
         "function_definition" | "class_definition" => {
             let grand = ancestors.len().checked_sub(2).map(|i| ancestors[i]);
             let top = parent.is_some_and(|p| {
-                p.kind() == "module"
-                    || (p.kind() == "decorated_definition"
-                        && grand.is_some_and(|g| g.kind() == "module"))
+                KINDS.of(p) == "module"
+                    || (KINDS.of(p) == "decorated_definition"
+                        && grand.is_some_and(|g| KINDS.of(g) == "module"))
             });
-            if let (true, Some(n)) = (top, node.child_by_field_name("name")) {
+            if let (true, Some(n)) = (top, node.child_by_field_id(FIELDS.name)) {
                 // A module-level definition shadows a builtin of the same name.
                 let key = ident(ctx, n).into_owned();
                 ctx.bindings.insert(key, Value::Unknown);
@@ -168,14 +184,14 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ct
         "call" => call(node, ctx),
         "decorator" => {
             if let Some(expr) = node.named_child(0)
-                && expr.kind() != "call"
+                && KINDS.of(expr) != "call"
                 && let Value::Name(q) = fold(ctx, expr, 0)
             {
                 ctx.emit(format!("call:{q}"), node);
             }
         }
         "attribute" => {
-            if let Some(a) = node.child_by_field_name("attribute") {
+            if let Some(a) = node.child_by_field_id(FIELDS.attribute) {
                 let attr = ident(ctx, a).into_owned();
                 ctx.emit(format!("attr:{attr}"), a);
             }
@@ -201,11 +217,11 @@ fn emit_ref(ctx: &mut Ctx<'_>, node: Node<'_>, parent: Option<Node<'_>>) {
 /// Whether a mapping is used for one key (`m['K']`, `m.get('K')`) rather than whole.
 fn single_key_use(ctx: &Ctx<'_>, node: Node<'_>, parent: Option<Node<'_>>) -> bool {
     let Some(p) = parent else { return false };
-    match p.kind() {
-        "subscript" => p.child_by_field_name("value") == Some(node),
+    match KINDS.of(p) {
+        "subscript" => p.child_by_field_id(FIELDS.value) == Some(node),
         "attribute" => {
-            p.child_by_field_name("object") == Some(node)
-                && p.child_by_field_name("attribute")
+            p.child_by_field_id(FIELDS.object) == Some(node)
+                && p.child_by_field_id(FIELDS.attribute)
                     .is_some_and(|a| ctx.text(a) == "get")
         }
         _ => false,
@@ -228,7 +244,7 @@ fn is_reference(parent: Option<Node<'_>>, field: Option<&'static str>) -> bool {
     }
     !parent.is_some_and(|p| {
         matches!(
-            p.kind(),
+            KINDS.of(p),
             "dotted_name"
                 | "parameters"
                 | "lambda_parameters"
@@ -251,13 +267,13 @@ fn import_statement(node: Node<'_>, ctx: &mut Ctx<'_>) {
     let mut c = node.walk();
     let names: Vec<Node<'_>> = node.children_by_field_name("name", &mut c).collect();
     for n in names {
-        let (module, alias) = match n.kind() {
+        let (module, alias) = match KINDS.of(n) {
             "aliased_import" => {
-                let Some(m) = n.child_by_field_name("name") else {
+                let Some(m) = n.child_by_field_id(FIELDS.name) else {
                     continue;
                 };
                 let alias = n
-                    .child_by_field_name("alias")
+                    .child_by_field_id(FIELDS.alias)
                     .map(|a| ident(ctx, a).into_owned());
                 (dotted(ctx, m), alias)
             }
@@ -277,10 +293,10 @@ fn import_statement(node: Node<'_>, ctx: &mut Ctx<'_>) {
 }
 
 fn import_from(node: Node<'_>, ctx: &mut Ctx<'_>) {
-    let Some(m) = node.child_by_field_name("module_name") else {
+    let Some(m) = node.child_by_field_id(FIELDS.module_name) else {
         return;
     };
-    if m.kind() == "relative_import" {
+    if KINDS.of(m) == "relative_import" {
         ctx.emit("import-relative", m);
         return;
     }
@@ -289,25 +305,25 @@ fn import_from(node: Node<'_>, ctx: &mut Ctx<'_>) {
     let mut c = node.walk();
     let mut any = false;
     for child in node.named_children(&mut c) {
-        if child.kind() == "wildcard_import" {
+        if KINDS.of(child) == "wildcard_import" {
             ctx.import(&module, child);
             ctx.emit(format!("import-star:{module}"), child);
-            ctx.bindings
-                .entry(format!("*{}", module))
-                .or_insert(Value::Name(module.clone()));
+            if !ctx.star_imports.contains(&module) {
+                ctx.star_imports.push(module.clone());
+            }
             any = true;
         }
     }
     let mut c = node.walk();
     let names: Vec<Node<'_>> = node.children_by_field_name("name", &mut c).collect();
     for n in names {
-        let (member, alias) = match n.kind() {
+        let (member, alias) = match KINDS.of(n) {
             "aliased_import" => {
-                let Some(x) = n.child_by_field_name("name") else {
+                let Some(x) = n.child_by_field_id(FIELDS.name) else {
                     continue;
                 };
                 let alias = n
-                    .child_by_field_name("alias")
+                    .child_by_field_id(FIELDS.alias)
                     .map(|a| ident(ctx, a).into_owned());
                 (dotted(ctx, x), alias)
             }
@@ -326,18 +342,18 @@ fn import_from(node: Node<'_>, ctx: &mut Ctx<'_>) {
 
 fn assignment(node: Node<'_>, ctx: &mut Ctx<'_>) {
     let (Some(left), Some(right)) = (
-        node.child_by_field_name("left"),
-        node.child_by_field_name("right"),
+        node.child_by_field_id(FIELDS.left),
+        node.child_by_field_id(FIELDS.right),
     ) else {
         return;
     };
-    match left.kind() {
+    match KINDS.of(left) {
         "attribute" | "subscript" => {
             if let Value::Name(q) = fold(ctx, left, 0) {
                 ctx.emit(format!("assign:{q}"), left);
             }
         }
-        "identifier" if node.kind() == "assignment" => {
+        "identifier" if KINDS.of(node) == "assignment" => {
             let v = fold(ctx, right, 0);
             bind(ctx, left, v);
         }
@@ -346,7 +362,7 @@ fn assignment(node: Node<'_>, ctx: &mut Ctx<'_>) {
                 let mut c = left.walk();
                 let targets: Vec<Node<'_>> = left.named_children(&mut c).collect();
                 for (t, v) in targets.into_iter().zip(items) {
-                    if t.kind() == "identifier" {
+                    if KINDS.of(t) == "identifier" {
                         bind(ctx, t, v);
                     }
                 }
@@ -359,7 +375,7 @@ fn assignment(node: Node<'_>, ctx: &mut Ctx<'_>) {
 /// Records a binding when its value is known; an unknown value never hides a name the
 /// scanner resolved before (fail closed).
 fn bind(ctx: &mut Ctx<'_>, target: Node<'_>, v: Value) {
-    if target.kind() != "identifier" || v == Value::Unknown {
+    if KINDS.of(target) != "identifier" || v == Value::Unknown {
         return;
     }
     let key = ident(ctx, target).into_owned();
@@ -370,20 +386,20 @@ fn bind(ctx: &mut Ctx<'_>, target: Node<'_>, v: Value) {
 fn args(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> (Vec<Value>, Vec<(String, Value)>) {
     let mut pos = Vec::new();
     let mut kw = Vec::new();
-    let Some(list) = node.child_by_field_name("arguments") else {
+    let Some(list) = node.child_by_field_id(FIELDS.arguments) else {
         return (pos, kw);
     };
-    if list.kind() == "generator_expression" {
+    if KINDS.of(list) == "generator_expression" {
         pos.push(fold(ctx, list, depth + 1));
         return (pos, kw);
     }
     let mut c = list.walk();
     for a in list.named_children(&mut c) {
-        match a.kind() {
+        match KINDS.of(a) {
             "keyword_argument" => {
                 if let (Some(n), Some(v)) = (
-                    a.child_by_field_name("name"),
-                    a.child_by_field_name("value"),
+                    a.child_by_field_id(FIELDS.name),
+                    a.child_by_field_id(FIELDS.value),
                 ) {
                     kw.push((ident(ctx, n).into_owned(), fold(ctx, v, depth + 1)));
                 }
@@ -396,11 +412,11 @@ fn args(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> (Vec<Value>, Vec<(String
 }
 
 fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
-    let Some(func) = node.child_by_field_name("function") else {
+    let Some(func) = node.child_by_field_id(FIELDS.function) else {
         return;
     };
     let callee = fold(ctx, func, 0);
-    let (pos, _) = args(ctx, node, 0);
+    let (pos, kw) = args(ctx, node, 0);
     let first_str = pos.first().and_then(Value::as_str).map(str::to_string);
     if let Value::Name(q) = &callee {
         ctx.emit(format!("call:{q}"), node);
@@ -426,14 +442,15 @@ fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
             _ => {}
         }
     }
-    if let Value::Name(q) = fold(ctx, node, 0) {
+    // The call's own value, from the callee and arguments folded above.
+    if let Value::Name(q) = fold_call_parts(ctx, func, Some(&callee), &pos, &kw, 1) {
         ctx.emit(format!("ref:{q}"), node);
     }
     // File operations with a constant path.
     let op: Option<String> = match &callee {
         Value::Name(q) => Some(last_segment(q).to_string()),
-        _ if func.kind() == "attribute" => func
-            .child_by_field_name("attribute")
+        _ if KINDS.of(func) == "attribute" => func
+            .child_by_field_id(FIELDS.attribute)
             .map(|a| ident(ctx, a).into_owned()),
         _ => None,
     };
@@ -441,7 +458,7 @@ fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
         && FILE_OPS.contains(&op.as_str())
     {
         let receiver = func
-            .child_by_field_name("object")
+            .child_by_field_id(FIELDS.object)
             .and_then(|o| fold(ctx, o, 0).as_str().map(str::to_string));
         if let Some(p) = receiver.or(first_str) {
             ctx.emit(format!("path:{p}"), node);
@@ -455,12 +472,12 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
         return Value::Unknown;
     }
     let d = depth + 1;
-    match node.kind() {
+    match KINDS.of(node) {
         "identifier" => lookup(ctx, &ident(ctx, node)),
         "attribute" => {
             let (Some(o), Some(a)) = (
-                node.child_by_field_name("object"),
-                node.child_by_field_name("attribute"),
+                node.child_by_field_id(FIELDS.object),
+                node.child_by_field_id(FIELDS.attribute),
             ) else {
                 return Value::Unknown;
             };
@@ -484,7 +501,7 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
         "integer" => crate::value::parse_int(ctx.text(node)).map_or(Value::Unknown, Value::Int),
         "unary_operator" => match (
             ctx.text(node).starts_with('-'),
-            node.child_by_field_name("argument")
+            node.child_by_field_id(FIELDS.argument)
                 .map(|a| fold(ctx, a, d)),
         ) {
             (true, Some(Value::Int(i))) => Value::Int(i.saturating_neg()),
@@ -498,7 +515,7 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
             let mut c = node.walk();
             let items: Vec<Value> = node
                 .named_children(&mut c)
-                .filter(|n| n.kind() != "comment")
+                .filter(|n| KINDS.of(*n) != "comment")
                 .map(|n| fold(ctx, n, d))
                 .collect();
             Value::List(items)
@@ -520,8 +537,8 @@ fn lookup(ctx: &Ctx<'_>, id: &str) -> Value {
         return name(id.to_string());
     }
     // `from M import *` makes any free name possibly M's.
-    if let Some((k, _)) = ctx.bindings.iter().find(|(k, _)| k.starts_with('*')) {
-        return name(format!("{}.{id}", &k[1..]));
+    if let Some(m) = ctx.star_imports.first() {
+        return name(format!("{m}.{id}"));
     }
     Value::Unknown
 }
@@ -531,14 +548,14 @@ fn fold_string(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
     let mut raw = false;
     let mut c = node.walk();
     for part in node.children(&mut c) {
-        match part.kind() {
+        match KINDS.of(part) {
             "string_start" => {
                 let p = ctx.text(part).to_ascii_lowercase();
                 raw = p.contains('r');
             }
             "string_end" => {}
             "interpolation" => {
-                let Some(e) = part.child_by_field_name("expression") else {
+                let Some(e) = part.child_by_field_id(FIELDS.expression) else {
                     return Value::Unknown;
                 };
                 match fold(ctx, e, d) {
@@ -665,13 +682,13 @@ fn brace_format(f: &str, pos: &[Value], kw: &[(String, Value)]) -> Value {
 
 fn subscript(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
     let (Some(v), Some(s)) = (
-        node.child_by_field_name("value"),
-        node.child_by_field_name("subscript"),
+        node.child_by_field_id(FIELDS.value),
+        node.child_by_field_id(FIELDS.subscript),
     ) else {
         return Value::Unknown;
     };
     let base = fold(ctx, v, d);
-    if s.kind() == "slice" {
+    if KINDS.of(s) == "slice" {
         let Value::Str(text) = base else {
             return Value::Unknown;
         };
@@ -680,7 +697,7 @@ fn subscript(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
         let mut idx = 0;
         let mut c = s.walk();
         for child in s.children(&mut c) {
-            if child.kind() == ":" {
+            if KINDS.of(child) == ":" {
                 idx += 1;
             } else if child.is_named() && idx < 3 {
                 match fold(ctx, child, d) {
@@ -726,28 +743,28 @@ fn subscript(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
 }
 
 fn comprehension(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
-    let Some(body) = node.child_by_field_name("body") else {
+    let Some(body) = node.child_by_field_id(FIELDS.body) else {
         return Value::Unknown;
     };
     let mut c = node.walk();
     let clauses: Vec<Node<'_>> = node
         .named_children(&mut c)
-        .filter(|n| n.kind() != "comment")
+        .filter(|n| KINDS.of(*n) != "comment")
         .skip(1)
         .collect();
     let [clause] = clauses.as_slice() else {
         return Value::Unknown;
     };
-    if clause.kind() != "for_in_clause" {
+    if KINDS.of(*clause) != "for_in_clause" {
         return Value::Unknown;
     }
     let (Some(var), Some(src)) = (
-        clause.child_by_field_name("left"),
-        clause.child_by_field_name("right"),
+        clause.child_by_field_id(FIELDS.left),
+        clause.child_by_field_id(FIELDS.right),
     ) else {
         return Value::Unknown;
     };
-    if var.kind() != "identifier" {
+    if KINDS.of(var) != "identifier" {
         return Value::Unknown;
     }
     let items = match fold(ctx, src, d) {
@@ -806,20 +823,39 @@ fn codec(s: &str, enc: Option<&str>) -> Value {
 }
 
 fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
-    let Some(func) = node.child_by_field_name("function") else {
+    let Some(func) = node.child_by_field_id(FIELDS.function) else {
         return Value::Unknown;
     };
     let (pos, kw) = args(ctx, node, d);
+    fold_call_parts(ctx, func, None, &pos, &kw, d)
+}
+
+/// Folds a call from its callee node, the callee's value when the caller already folded
+/// it, and the folded arguments.
+fn fold_call_parts(
+    ctx: &Ctx<'_>,
+    func: Node<'_>,
+    callee: Option<&Value>,
+    pos: &[Value],
+    kw: &[(String, Value)],
+    d: usize,
+) -> Value {
     let arg = |i: usize| pos.get(i).cloned().unwrap_or_default();
+    let mut callee = callee.cloned();
     // Methods of constant strings.
-    if func.kind() == "attribute"
+    if KINDS.of(func) == "attribute"
         && let (Some(o), Some(m)) = (
-            func.child_by_field_name("object"),
-            func.child_by_field_name("attribute"),
+            func.child_by_field_id(FIELDS.object),
+            func.child_by_field_id(FIELDS.attribute),
         )
     {
         let method = ident(ctx, m);
         let recv = fold(ctx, o, d);
+        // The callee is the receiver's attribute: no need to fold the receiver again.
+        callee.get_or_insert_with(|| match &recv {
+            Value::Name(q) => name(format!("{q}.{method}")),
+            _ => Value::Unknown,
+        });
         if let Value::Str(s) = &recv {
             return match method.as_ref() {
                 "join" => str_list(&arg(0)).map_or(Value::Unknown, |p| Value::string(p.join(s))),
@@ -838,7 +874,7 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
                         _ => s.trim_end().into(),
                     })
                 }
-                "format" => brace_format(s, &pos, &kw),
+                "format" => brace_format(s, pos, kw),
                 "decode" | "encode" => codec(s, arg(0).as_str()),
                 "split" => match arg(0) {
                     Value::Str(sep) if !sep.is_empty() => Value::List(
@@ -884,14 +920,14 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
         }
     }
     // `operator.attrgetter('name')(obj)`
-    if func.kind() == "call"
-        && let Some(inner) = func.child_by_field_name("function")
+    if KINDS.of(func) == "call"
+        && let Some(inner) = func.child_by_field_id(FIELDS.function)
         && fold(ctx, inner, d).as_name() == Some("operator.attrgetter")
         && let (Some(Value::Str(a)), Value::Name(o)) = (args(ctx, func, d).0.first(), arg(0))
     {
         return name(format!("{o}.{a}"));
     }
-    let Value::Name(q) = fold(ctx, func, d) else {
+    let Value::Name(q) = callee.unwrap_or_else(|| fold(ctx, func, d)) else {
         return Value::Unknown;
     };
     match q.as_str() {
@@ -984,7 +1020,7 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
         },
         "globals" | "locals" => Value::Scope,
         "os.path.join" | "posixpath.join" | "pathlib.Path" | "pathlib.PurePath"
-        | "pathlib.PosixPath" => Value::join_path(&pos),
+        | "pathlib.PosixPath" => Value::join_path(pos),
         "os.path.expanduser" | "os.path.abspath" | "os.path.realpath" | "os.path.normpath" => {
             arg(0)
         }

@@ -26,6 +26,7 @@ use serde::Deserialize;
 use skillgate_core::{Language, Severity};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use tree_sitter::Query;
 
 include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
@@ -136,17 +137,56 @@ pub struct Rule {
 /// The rules of one language, compiled for matching.
 #[derive(Debug)]
 pub(crate) struct Compiled {
+    language: Language,
     /// Rule indices (into [`RuleSet::rules`]) of this language.
     pub(crate) rules: Vec<usize>,
     /// Exact fact name to rules.
     pub(crate) exact: HashMap<String, Vec<usize>>,
     /// Glob patterns: (literal prefix, pattern, rule).
     pub(crate) globs: Vec<(String, String, usize)>,
-    /// All queries of the language in one, and the rule of each pattern.
-    pub(crate) query: Option<Query>,
-    pub(crate) pattern_rule: Vec<usize>,
+    /// Indices into `globs` by the fact kind their literal prefix names (`ref:`); a fact
+    /// of another kind cannot start with that prefix.
+    glob_kinds: HashMap<String, Vec<usize>>,
+    /// Indices into `globs` whose literal prefix names no kind (checked for every fact).
+    glob_any: Vec<usize>,
     /// Allowed modules.
     pub(crate) allowed: HashSet<String>,
+    /// All queries of the language in one source, and the byte offset at which each
+    /// rule's part starts.
+    query_source: String,
+    query_starts: Vec<(usize, usize)>,
+    /// The combined query, compiled on first use (compiling costs milliseconds; a process
+    /// that scans only one language never pays for the other). `None` when the language
+    /// has no queries; an error says why the combined query does not compile.
+    plan: OnceLock<Result<Option<QueryPlan>, String>>,
+}
+
+/// A language's combined query, ready to run.
+#[derive(Debug)]
+pub(crate) struct QueryPlan {
+    pub(crate) query: Query,
+    /// The rule of each pattern.
+    pub(crate) pattern_rule: Vec<usize>,
+    /// The literals each pattern needs in the source to match at all.
+    literals: Vec<Vec<String>>,
+}
+
+impl QueryPlan {
+    /// Whether any pattern can match `src` (when none can, running the query is skipped).
+    pub(crate) fn possible(&self, src: &str) -> bool {
+        crate::prefilter::any_possible(&self.literals, src)
+    }
+}
+
+impl Compiled {
+    /// The combined query, compiling it on first use.
+    pub(crate) fn plan(&self) -> Result<Option<&QueryPlan>, &str> {
+        self.plan
+            .get_or_init(|| build_plan(self.language, &self.query_source, &self.query_starts))
+            .as_ref()
+            .map(Option::as_ref)
+            .map_err(String::as_str)
+    }
 }
 
 /// A loaded, validated set of rule packs for both languages.
@@ -194,7 +234,10 @@ impl RuleSet {
                 )
             })
             .collect();
-        RuleSet::from_sources(files)
+        // The embedded queries are compiled lazily, per language, on first use: the test
+        // suite proves they compile, and a process scanning Python never compiles the
+        // JavaScript query. Should one ever fail, scans fail closed.
+        RuleSet::build(files, false)
     }
 
     /// Loads the packs of a directory laid out like `rules/prescan/`: `python/*.toml`
@@ -231,6 +274,12 @@ impl RuleSet {
 
     /// Builds a rule set from `(language, file name, TOML text)` triples.
     pub fn from_sources(files: Vec<(Language, String, String)>) -> Result<RuleSet, RuleError> {
+        RuleSet::build(files, true)
+    }
+
+    /// Builds a rule set; with `eager`, the queries are compiled now so that an error
+    /// names the file and rule at fault.
+    fn build(files: Vec<(Language, String, String)>, eager: bool) -> Result<RuleSet, RuleError> {
         let mut rules = Vec::new();
         let mut allowed: [HashSet<String>; 2] = Default::default();
         for (lang, file, text) in files {
@@ -258,16 +307,22 @@ impl RuleSet {
                 });
             }
         }
+        let [py_allowed, js_allowed] = allowed;
+        let python = compile(&rules, Language::Python, py_allowed);
+        let javascript = compile(&rules, Language::JavaScript, js_allowed);
         // One combined query per language, compiled once. Only when it does not compile are
         // the rules' queries compiled one by one, to name the rule at fault.
-        let combined = [Language::Python, Language::JavaScript].map(|lang| {
-            let (source, starts) = combined_source(&rules, lang);
-            let query = match source.is_empty() {
-                true => None,
-                false => Some(Query::new(&ts_language(lang), &source)),
+        let combined_ok = |lang: Language| {
+            let c = match lang {
+                Language::Python => &python,
+                Language::JavaScript => &javascript,
             };
-            (query, starts)
-        });
+            !eager || c.plan().is_ok()
+        };
+        let combined_ok = [
+            combined_ok(Language::Python),
+            combined_ok(Language::JavaScript),
+        ];
         let mut seen = HashSet::new();
         for r in &rules {
             let err = |message: String| RuleError::Rule {
@@ -294,16 +349,21 @@ impl RuleSet {
             {
                 return Err(err(format!("fact pattern `{f}` is empty or has spaces")));
             }
-            let combined_ok = matches!(combined[r.language as usize].0, None | Some(Ok(_)));
-            for q in r.queries.iter().filter(|_| !combined_ok) {
+            for q in r
+                .queries
+                .iter()
+                .filter(|_| !combined_ok[r.language as usize])
+            {
                 Query::new(&ts_language(r.language), q)
                     .map_err(|e| err(format!("query does not compile: {e}")))?;
             }
         }
-        let [py_allowed, js_allowed] = allowed;
-        let [py_query, js_query] = combined;
-        let python = compile(&rules, Language::Python, py_allowed, py_query)?;
-        let javascript = compile(&rules, Language::JavaScript, js_allowed, js_query)?;
+        for c in [&python, &javascript].into_iter().filter(|_| eager) {
+            c.plan().map_err(|message| RuleError::Parse {
+                file: format!("{} packs", lang_dir(c.language)),
+                message: message.to_string(),
+            })?;
+        }
         Ok(RuleSet {
             rules,
             python,
@@ -347,9 +407,13 @@ impl RuleSet {
         fact: &'a str,
     ) -> impl Iterator<Item = usize> + 'a {
         let exact = c.exact.get(fact).into_iter().flatten().copied();
-        let globs = c
-            .globs
-            .iter()
+        let of_kind = fact_kind(fact)
+            .and_then(|k| c.glob_kinds.get(k))
+            .into_iter()
+            .flatten();
+        let globs = of_kind
+            .chain(&c.glob_any)
+            .map(|&g| &c.globs[g])
             .filter(move |(prefix, pat, _)| {
                 fact.starts_with(prefix.as_str()) && glob_match(pat, fact)
             })
@@ -373,48 +437,122 @@ fn combined_source(rules: &[Rule], lang: Language) -> (String, Vec<(usize, usize
     (source, starts)
 }
 
-type CombinedQuery = (
-    Option<Result<Query, tree_sitter::QueryError>>,
-    Vec<(usize, usize)>,
-);
-
-fn compile(
-    rules: &[Rule],
-    lang: Language,
-    allowed: HashSet<String>,
-    (query, starts): CombinedQuery,
-) -> Result<Compiled, RuleError> {
+fn compile(rules: &[Rule], lang: Language, allowed: HashSet<String>) -> Compiled {
+    let (query_source, query_starts) = combined_source(rules, lang);
     let mut c = Compiled {
+        language: lang,
         rules: Vec::new(),
         exact: HashMap::new(),
         globs: Vec::new(),
-        query: None,
-        pattern_rule: Vec::new(),
+        glob_kinds: HashMap::new(),
+        glob_any: Vec::new(),
         allowed,
+        query_source,
+        query_starts,
+        plan: OnceLock::new(),
     };
     for (i, r) in rules.iter().enumerate().filter(|(_, r)| r.language == lang) {
         c.rules.push(i);
         for f in &r.facts {
             match f.find('*') {
                 None => c.exact.entry(f.clone()).or_default().push(i),
-                Some(star) => c.globs.push((f[..star].to_string(), f.clone(), i)),
+                Some(star) => {
+                    let prefix = &f[..star];
+                    let g = c.globs.len();
+                    match fact_kind(prefix) {
+                        Some(kind) => c.glob_kinds.entry(kind.to_string()).or_default().push(g),
+                        None => c.glob_any.push(g),
+                    }
+                    c.globs.push((prefix.to_string(), f.clone(), i));
+                }
             }
         }
     }
-    if let Some(q) = query {
-        let q = q.map_err(|e| RuleError::Parse {
-            file: format!("{} packs", lang_dir(lang)),
-            message: format!("the combined queries do not compile: {e}"),
-        })?;
-        // Each pattern belongs to the rule whose part of the source it starts in.
-        c.pattern_rule = (0..q.pattern_count())
-            .map(|p| {
-                let at = q.start_byte_for_pattern(p);
-                let k = starts.partition_point(|&(s, _)| s <= at).saturating_sub(1);
-                starts[k].1
-            })
-            .collect();
-        c.query = Some(q);
+    c
+}
+
+/// A fact's kind with its colon (`ref:` of `ref:os.system`), if it has one.
+fn fact_kind(fact: &str) -> Option<&str> {
+    fact.find(':').map(|i| &fact[..=i])
+}
+
+/// Compiles a language's combined query source.
+fn build_plan(
+    lang: Language,
+    source: &str,
+    starts: &[(usize, usize)],
+) -> Result<Option<QueryPlan>, String> {
+    if source.is_empty() {
+        return Ok(None);
     }
-    Ok(c)
+    let query = Query::new(&ts_language(lang), source)
+        .map_err(|e| format!("the combined queries do not compile: {e}"))?;
+    // Each pattern belongs to the rule whose part of the source it starts in.
+    let pattern_rule = (0..query.pattern_count())
+        .map(|p| {
+            let at = query.start_byte_for_pattern(p);
+            let k = starts.partition_point(|&(s, _)| s <= at).saturating_sub(1);
+            starts[k].1
+        })
+        .collect();
+    let literals = crate::prefilter::required_literals(&query, source);
+    Ok(Some(QueryPlan {
+        query,
+        pattern_rule,
+        literals,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embedded_queries_compile_and_name_their_rules() {
+        let set = RuleSet::embedded().expect("embedded packs");
+        for lang in [Language::Python, Language::JavaScript] {
+            let plan = set
+                .compiled(lang)
+                .plan()
+                .expect("the embedded queries compile")
+                .expect("the embedded packs have queries");
+            assert_eq!(plan.pattern_rule.len(), plan.query.pattern_count());
+            for &r in &plan.pattern_rule {
+                assert_eq!(set.rules()[r].language, lang);
+                assert!(!set.rules()[r].queries.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn a_broken_query_is_an_error_at_load_not_at_scan() {
+        let pack = r#"
+[[rule]]
+id = "py.bad"
+severity = "high"
+message = "m"
+what = "w"
+why = "y"
+example = "x"
+queries = ["(call nonsense_field: (identifier)) @hit"]
+must_match = ["f()"]
+"#;
+        let js = r#"
+[[rule]]
+id = "js.ok"
+severity = "high"
+message = "m"
+what = "w"
+why = "y"
+example = "x"
+facts = ["call:eval"]
+must_match = ["eval('1')"]
+"#;
+        let err = RuleSet::from_sources(vec![
+            (Language::Python, "p.toml".into(), pack.into()),
+            (Language::JavaScript, "j.toml".into(), js.into()),
+        ])
+        .expect_err("broken query");
+        assert!(err.to_string().contains("py.bad"), "{err}");
+    }
 }

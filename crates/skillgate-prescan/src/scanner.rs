@@ -121,6 +121,8 @@ pub mod engine_rules {
     pub const NOT_UTF8: &str = "prescan.not-utf8";
     /// The code produced more facts than the cap.
     pub const TOO_COMPLEX: &str = "prescan.too-complex";
+    /// The rule packs' queries do not compile.
+    pub const RULES_INVALID: &str = "prescan.rules-invalid";
     /// A Python module outside the allow-list.
     pub const PY_UNLISTED: &str = "py.module.unlisted";
     /// A JavaScript module outside the allow-list.
@@ -150,6 +152,9 @@ pub mod engine_rules {
             }
             TOO_COMPLEX => {
                 "The semantic pass ran out of its budget (too many facts or folding steps, e.g. nested comprehensions over long constant lists); the code is blocked."
+            }
+            RULES_INVALID => {
+                "The rule packs' tree-sitter queries do not compile, so the code cannot be checked against them; it is blocked (fail closed)."
             }
             PY_UNLISTED | JS_UNLISTED => {
                 "An import of a module that is not on the library allow-list (`modules.toml` of the pack). Low severity (warn) by default; `[prescan] unknown_module = \"block\"` makes it critical."
@@ -216,12 +221,65 @@ impl PreScanner {
         self.decide(findings)
     }
 
+    /// Scans several pieces of code, on as many threads as there are cores (each thread
+    /// with its own parser); the reports come back in input order.
+    ///
+    /// ```
+    /// use skillgate_prescan::{PreScanner, Verdict};
+    /// use skillgate_core::Language;
+    /// let scanner = PreScanner::new().unwrap();
+    /// let inputs: [(&[u8], Language); 2] = [
+    ///     (b"import json\n", Language::Python),
+    ///     (b"require('child_process').exec('id')\n", Language::JavaScript),
+    /// ];
+    /// let reports = scanner.scan_all(&inputs);
+    /// assert_eq!(reports[0].verdict, Verdict::Allow);
+    /// assert_eq!(reports[1].verdict, Verdict::Block);
+    /// ```
+    pub fn scan_all(&self, inputs: &[(&[u8], Language)]) -> Vec<ScanReport> {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(inputs.len());
+        if threads <= 1 {
+            return inputs
+                .iter()
+                .map(|&(code, lang)| self.scan(code, lang))
+                .collect();
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let mut done: Vec<(usize, ScanReport)> = std::thread::scope(|s| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut out = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(&(code, lang)) = inputs.get(i) else {
+                                return out;
+                            };
+                            out.push((i, self.scan(code, lang)));
+                        }
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .flat_map(|w| match w.join() {
+                    Ok(reports) => reports,
+                    Err(panic) => std::panic::resume_unwind(panic),
+                })
+                .collect()
+        });
+        done.sort_unstable_by_key(|(i, _)| *i);
+        done.into_iter().map(|(_, r)| r).collect()
+    }
+
     /// The semantic facts of `code` (for debugging rules), or the finding that says why
     /// there are none.
     pub fn facts(&self, code: &[u8], lang: Language) -> Result<Vec<Fact>, Box<Finding>> {
         let src = self.check_source(code)?;
         let tree = self.parse(src, lang)?;
-        extract(&tree, src.as_bytes(), lang).map(|(facts, _)| facts)
+        extract(&tree, src.as_bytes(), lang, self.options.limits.max_depth).map(|(facts, _)| facts)
     }
 
     fn decide(&self, mut findings: Vec<Finding>) -> ScanReport {
@@ -327,8 +385,11 @@ impl PreScanner {
         let tree = self.parse(src, lang)?;
         let root = tree.root_node();
         let lines = LineIndex::new(src);
-        check_depth(root, self.options.limits.max_depth)?;
+        let max_depth = self.options.limits.max_depth;
         if root.has_error() {
+            // Too deep is reported before a syntax error; otherwise the extraction walk
+            // itself bounds the depth.
+            check_depth(root, max_depth)?;
             let bad = first_error(root);
             return Err(Box::new(
                 engine_finding(
@@ -339,7 +400,7 @@ impl PreScanner {
                 .with_snippet(lines.snippet(bad.start_byte(), bad.end_byte())),
             ));
         }
-        let (facts, imports) = extract(&tree, src.as_bytes(), lang)?;
+        let (facts, imports) = extract(&tree, src.as_bytes(), lang, max_depth)?;
         let compiled = self.rules.compiled(lang);
         let mut hits: Vec<(usize, usize, usize)> = Vec::new(); // (rule, start, end)
         for fact in &facts {
@@ -347,13 +408,20 @@ impl PreScanner {
                 hits.push((r, fact.start, fact.end));
             }
         }
-        if let Some(query) = &compiled.query {
+        let plan = compiled.plan().map_err(|e| {
+            engine(
+                engine_rules::RULES_INVALID,
+                format!("the {lang} rule queries cannot be used: {e}"),
+            )
+        })?;
+        if let Some(plan) = plan.filter(|p| p.possible(src)) {
+            let query = &plan.query;
             let hit_idx = query.capture_index_for_name("hit");
             let mut cursor = QueryCursor::new();
             cursor.set_match_limit(10_000);
             let mut matches = cursor.matches(query, root, src.as_bytes());
             while let Some(m) = matches.next() {
-                let Some(&rule) = compiled.pattern_rule.get(m.pattern_index) else {
+                let Some(&rule) = plan.pattern_rule.get(m.pattern_index) else {
                     continue;
                 };
                 let cap = m
@@ -453,11 +521,19 @@ fn is_allowed(allowed: &HashSet<String>, module: &str, lang: Language) -> bool {
 
 type Extracted = (Vec<Fact>, Vec<(String, usize, usize)>);
 
-fn extract(tree: &Tree, src: &[u8], lang: Language) -> Result<Extracted, Box<Finding>> {
+fn extract(
+    tree: &Tree,
+    src: &[u8],
+    lang: Language,
+    max_depth: usize,
+) -> Result<Extracted, Box<Finding>> {
     let mut ctx = Ctx::new(src);
-    match lang {
-        Language::Python => crate::python::extract(tree.root_node(), &mut ctx),
-        Language::JavaScript => crate::javascript::extract(tree.root_node(), &mut ctx),
+    let walked = match lang {
+        Language::Python => crate::python::extract(tree.root_node(), max_depth, &mut ctx),
+        Language::JavaScript => crate::javascript::extract(tree.root_node(), max_depth, &mut ctx),
+    };
+    if let Err(n) = walked {
+        return Err(too_deep(n, max_depth));
     }
     if ctx.exhausted() {
         return Err(engine(
@@ -469,41 +545,26 @@ fn extract(tree: &Tree, src: &[u8], lang: Language) -> Result<Extracted, Box<Fin
 }
 
 fn check_depth(root: Node<'_>, max: usize) -> Result<(), Box<Finding>> {
-    let mut cursor = root.walk();
-    let mut depth = 0usize;
-    loop {
-        if depth > max {
-            let n = cursor.node();
-            return Err(Box::new(
-                engine_finding(
-                    engine_rules::TOO_DEEP,
-                    format!("the code is nested deeper than {max} levels"),
-                )
-                .at(
-                    n.start_position().row as u32 + 1,
-                    n.start_position().column as u32 + 1,
-                ),
-            ));
-        }
-        if cursor.goto_first_child() {
-            depth += 1;
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                return Ok(());
-            }
-            depth -= 1;
-        }
-    }
+    walk(root, max, |_, _, _| {}).map_err(|n| too_deep(n, max))
+}
+
+/// The finding for a node nested deeper than `max`.
+fn too_deep(n: Node<'_>, max: usize) -> Box<Finding> {
+    Box::new(
+        engine_finding(
+            engine_rules::TOO_DEEP,
+            format!("the code is nested deeper than {max} levels"),
+        )
+        .at(
+            n.start_position().row as u32 + 1,
+            n.start_position().column as u32 + 1,
+        ),
+    )
 }
 
 fn first_error(root: Node<'_>) -> Node<'_> {
     let mut found = None;
-    walk(root, |n, _, _| {
+    let _ = walk(root, usize::MAX, |n, _, _| {
         if found.is_none() && (n.is_error() || n.is_missing()) {
             found = Some(n);
         }

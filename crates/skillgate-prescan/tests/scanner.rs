@@ -371,3 +371,35 @@ fn folding_that_multiplies_without_bound_fails_closed() {
         r.findings
     );
 }
+
+#[test]
+fn scanning_many_files_at_once_matches_scanning_each() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus");
+    let mut files = Vec::new();
+    for (dir, lang) in [
+        ("python/benign", Language::Python),
+        ("python/malicious", Language::Python),
+        ("javascript/benign", Language::JavaScript),
+        ("javascript/malicious", Language::JavaScript),
+    ] {
+        let read = std::fs::read_dir(root.join(dir)).expect("corpus dir");
+        files.extend(
+            read.flatten()
+                .map(|e| (std::fs::read(e.path()).expect("file"), lang)),
+        );
+    }
+    // Code that cannot be scanned keeps its place too.
+    files.push((b"def f(:\n".to_vec(), Language::Python));
+    files.push((vec![0xff, 0xfe], Language::JavaScript));
+    assert!(files.len() > 10);
+    let s = scanner();
+    let inputs: Vec<(&[u8], Language)> = files.iter().map(|(c, l)| (c.as_slice(), *l)).collect();
+    let all = s.scan_all(&inputs);
+    assert_eq!(all.len(), inputs.len());
+    for ((code, lang), report) in inputs.iter().zip(&all) {
+        assert_eq!(report, &s.scan(code, *lang));
+    }
+    assert!(all.iter().any(|r| r.verdict == Verdict::Block));
+    assert!(all.iter().any(|r| r.verdict == Verdict::Allow));
+    assert!(s.scan_all(&[]).is_empty());
+}

@@ -151,19 +151,18 @@ impl SecretScanner {
         let rules = self.rules.rules();
         let n = hay.len();
         let mut windows: Vec<(u32, usize, usize)> = Vec::new();
-        if let Some(ac) = self.rules.prefilter() {
-            let lower = hay.to_ascii_lowercase();
-            for m in ac.find_overlapping_iter(&lower) {
-                for &r in self.rules.keyword_rules(m.pattern().as_usize()) {
+        if let Some(filter) = self.rules.prefilter() {
+            filter.for_each(hay, |k, kstart, kend| {
+                for &r in self.rules.keyword_rules(k) {
                     let rule = &rules[r as usize];
-                    if rule.assignment && !assignment_follows(hay, m.end()) {
+                    if rule.assignment && !assignment_follows(hay, kend) {
                         // No `=`/`:` after this keyword: no match of the rule contains it.
                         continue;
                     }
                     let w = rule.window;
-                    windows.push((r, m.start().saturating_sub(w), (m.end() + w).min(n)));
+                    windows.push((r, kstart.saturating_sub(w), (kend + w).min(n)));
                 }
-            }
+            });
         }
         windows.sort_unstable();
         let mut i = 0;

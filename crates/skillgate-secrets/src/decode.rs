@@ -185,7 +185,39 @@ fn in_image_data_uri(hay: &[u8], start: usize) -> bool {
     head.ends_with(b";base64,") && memchr::memmem::rfind(head, b"data:image/").is_some()
 }
 
+/// Whether `prefix`, the first bytes of a decoding, can start text that [`is_text`]
+/// accepts: valid UTF-8 (a character may be cut at the end) without control characters
+/// other than tab, CR and LF. When it cannot, decoding the rest is pointless: random
+/// bytes (hashes, ids, images) fail this within a few bytes.
+fn may_start_text(prefix: &[u8]) -> bool {
+    let valid = match std::str::from_utf8(prefix) {
+        Ok(s) => s,
+        Err(e) if e.error_len().is_none() => {
+            std::str::from_utf8(&prefix[..e.valid_up_to()]).unwrap_or_default()
+        }
+        Err(_) => return false,
+    };
+    valid
+        .chars()
+        .all(|c| !c.is_control() || matches!(c, '\t' | '\n' | '\r'))
+}
+
+/// Bytes of a decoding checked with [`may_start_text`] before decoding all of it.
+const PREFIX: usize = 12;
+
 fn decode_hex(hay: &[u8], span: Range<usize>, out: &mut Vec<Decoded>) {
+    let digits = &hay[span.clone()];
+    let mut prefix = [0u8; PREFIX];
+    let n = (digits.len() / 2).min(PREFIX);
+    for (i, b) in prefix[..n].iter_mut().enumerate() {
+        match hex_at(digits, 2 * i, 2) {
+            Some(v) => *b = v as u8,
+            None => return,
+        }
+    }
+    if !may_start_text(&prefix[..n]) {
+        return;
+    }
     if let Ok(bytes) = hex::decode(&hay[span.clone()])
         && is_text(&bytes)
     {
@@ -207,6 +239,15 @@ fn decode_base64(hay: &[u8], span: Range<usize>, urlsafe: bool, out: &mut Vec<De
         body = &body[..body.len() - 1];
     }
     let engine = if urlsafe { &URL_SAFE } else { &STANDARD };
+    if body.len() > PREFIX / 3 * 4 {
+        // Four characters decode to three bytes, independently of the rest.
+        let mut prefix = [0u8; PREFIX];
+        if engine.decode_slice(&body[..PREFIX / 3 * 4], &mut prefix) == Ok(PREFIX)
+            && !may_start_text(&prefix)
+        {
+            return;
+        }
+    }
     if let Ok(bytes) = engine.decode(body)
         && is_text(&bytes)
     {
@@ -403,6 +444,32 @@ mod tests {
         // A sha256 is hex but not text.
         let sha = b"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
         assert!(decode_segments(sha).is_empty());
+    }
+
+    #[test]
+    fn the_prefix_check_rejects_only_what_is_text_would_reject() {
+        assert!(may_start_text(b"password=hunter2"));
+        assert!(may_start_text("h\u{e9}llo".as_bytes()));
+        // A multi-byte character cut by the end of the prefix is fine.
+        assert!(may_start_text(&"ab\u{e9}".as_bytes()[..3]));
+        assert!(!may_start_text(b"\x89PNG\r\n"));
+        assert!(!may_start_text(b"ab\x00cd"));
+        assert!(!may_start_text(b"ab\xffcd"));
+        // Every prefix of text passes; text longer than the prefix still decodes.
+        let text = "r\u{e9}sum\u{e9}: token=ghp_0123456789abcdef \u{1F600}\n\tend";
+        for i in 0..=text.len() {
+            assert!(may_start_text(&text.as_bytes()[..i]), "{i}");
+        }
+        use base64::Engine as _;
+        for cut in 0..4 {
+            let t = &text[..text.len() - cut];
+            let b64 = base64::engine::general_purpose::STANDARD.encode(t);
+            let found = decode_segments(format!("v: {b64} .").as_bytes());
+            assert_eq!(found[0].bytes, t.as_bytes(), "{b64}");
+            let hexed = hex::encode(t);
+            let found = decode_segments(format!("v: {hexed} .").as_bytes());
+            assert_eq!(found[0].bytes, t.as_bytes(), "{hexed}");
+        }
     }
 
     #[test]

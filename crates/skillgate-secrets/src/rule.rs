@@ -241,6 +241,49 @@ pub(crate) fn assignment_follows(hay: &[u8], at: usize) -> bool {
     })
 }
 
+/// Where a match of an assignment rule using the keyword hit at `kstart` must start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AssignmentStart {
+    /// At this offset (a delimiter before the name, or 0 for `^`).
+    At(usize),
+    /// Nowhere: the name holding the keyword follows a byte that is not a delimiter.
+    None,
+    /// Before `lo`: the name is longer than the window, search the window as it is.
+    BeyondWindow,
+}
+
+/// `[\s"'`{,;(\[&?]`: what may precede a name in [`ASSIGNMENT_HEAD`].
+fn is_name_delimiter(b: u8) -> bool {
+    is_space(b) || b"\"'`{,;([&?".contains(&b)
+}
+
+/// `[A-Za-z0-9_.-]`: the bytes of a name in [`ASSIGNMENT_HEAD`].
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
+}
+
+/// Where a match of an assignment rule containing the keyword hit at `kstart` starts: the
+/// head `(?:^|delimiter)name*?` puts only name bytes between the start and the keyword,
+/// and a delimiter is never a name byte, so it is the nearest byte before `kstart` that
+/// is not a name byte (or the start of `hay`), looked for no further back than `lo`.
+pub(crate) fn assignment_start(hay: &[u8], kstart: usize, lo: usize) -> AssignmentStart {
+    let mut p = kstart;
+    while p > lo && is_name_byte(hay[p - 1]) {
+        p -= 1;
+    }
+    if p == 0 {
+        return AssignmentStart::At(0);
+    }
+    if p == lo {
+        return AssignmentStart::BeyondWindow;
+    }
+    if is_name_delimiter(hay[p - 1]) {
+        AssignmentStart::At(p - 1)
+    } else {
+        AssignmentStart::None
+    }
+}
+
 /// Whitespace, an optional quote, then at least [`ASSIGNMENT_MIN_VALUE`] value bytes.
 fn value_follows(hay: &[u8], mut at: usize) -> bool {
     while hay.get(at).is_some_and(|&b| is_space(b)) {

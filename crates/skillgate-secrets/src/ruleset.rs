@@ -166,6 +166,18 @@ impl RuleSet {
         &self.unkeyed
     }
 
+    /// The same rules with the assignment prechecks turned off: every keyword hit of an
+    /// assignment rule is searched in its window (the reference the prechecks are tested
+    /// against).
+    #[cfg(test)]
+    pub(crate) fn without_assignment_prechecks(&self) -> RuleSet {
+        let mut set = self.clone();
+        for r in &mut set.rules {
+            r.assignment = false;
+        }
+        set
+    }
+
     /// The largest window of any rule.
     pub fn max_window(&self) -> usize {
         self.max_window

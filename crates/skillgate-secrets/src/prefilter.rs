@@ -37,8 +37,9 @@ pub(crate) struct KeywordFilter {
     bits: Box<[u64; 1 << (FILTER_BITS - 6)]>,
     /// `bucket_start[b]..bucket_start[b + 1]` indexes `bucket_keywords` for bucket `b`.
     bucket_start: Vec<u32>,
-    /// Keyword indexes (3+ bytes), grouped by bucket.
-    bucket_keywords: Vec<u32>,
+    /// Keywords of 3+ bytes grouped by bucket: their folded first (up to) eight bytes
+    /// as a little-endian word, the mask of those bytes, and the keyword index.
+    bucket_keywords: Vec<(u64, u64, u32)>,
     /// The automaton over the keywords shorter than three bytes, with their indexes.
     short: Option<(AhoCorasick, Vec<u32>)>,
 }
@@ -54,7 +55,7 @@ impl KeywordFilter {
     /// A filter over non-empty, lowercase keywords.
     pub(crate) fn new(keywords: Vec<Vec<u8>>) -> Result<Self, String> {
         let mut bits = Box::new([0u64; 1 << (FILTER_BITS - 6)]);
-        let mut buckets: Vec<Vec<u32>> = vec![Vec::new(); 1 << BUCKET_BITS];
+        let mut buckets: Vec<Vec<(u64, u64, u32)>> = vec![Vec::new(); 1 << BUCKET_BITS];
         let mut short = Vec::new();
         for (i, k) in keywords.iter().enumerate() {
             if k.len() < 3 {
@@ -63,7 +64,12 @@ impl KeywordFilter {
             }
             let h = hash(gram(k));
             bits[(h >> 6) as usize] |= 1 << (h & 63);
-            buckets[(h >> (FILTER_BITS - BUCKET_BITS)) as usize].push(i as u32);
+            let mut head = [0u8; 8];
+            let m = k.len().min(8);
+            head[..m].copy_from_slice(&k[..m]);
+            let mask = u64::MAX >> (8 * (8 - m));
+            let head = (u64::from_le_bytes(head) | FOLD) & mask;
+            buckets[(h >> (FILTER_BITS - BUCKET_BITS)) as usize].push((head, mask, i as u32));
         }
         let mut bucket_start = Vec::with_capacity(buckets.len() + 1);
         let mut bucket_keywords = Vec::new();
@@ -141,9 +147,22 @@ impl KeywordFilter {
     fn verify(&self, hay: &[u8], at: usize, hit: &mut impl FnMut(usize, usize, usize)) {
         let b = (hash(gram(&hay[at..])) >> (FILTER_BITS - BUCKET_BITS)) as usize;
         let rest = &hay[at..];
-        for &k in
-            &self.bucket_keywords[self.bucket_start[b] as usize..self.bucket_start[b + 1] as usize]
-        {
+        let word = match rest.get(..8) {
+            Some(w) => u64::from_le_bytes(w.try_into().expect("eight bytes")) | FOLD,
+            None => {
+                let mut w = [0u8; 8];
+                w[..rest.len()].copy_from_slice(rest);
+                u64::from_le_bytes(w) | FOLD
+            }
+        };
+        let bucket =
+            &self.bucket_keywords[self.bucket_start[b] as usize..self.bucket_start[b + 1] as usize];
+        for &(head, mask, k) in bucket {
+            // The folded comparison of the first eight bytes rejects most candidates;
+            // the exact one decides.
+            if word & mask != head {
+                continue;
+            }
             let kw = &self.keywords[k as usize];
             if rest.len() >= kw.len() && rest[..kw.len()].eq_ignore_ascii_case(kw) {
                 hit(k as usize, at, at + kw.len());

@@ -159,7 +159,18 @@ fn runs(hay: &[u8], out: &mut Vec<Decoded>) {
         while start > i && is_run(hay[start - 1]) {
             start -= 1;
         }
-        let j = run_end(hay, probe + 1);
+        // Short runs, by far the most common, end within a few bytes: only a run that
+        // reaches `MIN_RUN` bytes is followed to its end.
+        let need = start + MIN_RUN;
+        let mut j = probe + 1;
+        while j < need && j < n && is_run(hay[j]) {
+            j += 1;
+        }
+        if j < need {
+            i = j;
+            continue;
+        }
+        let j = run_end(hay, j);
         let mut end = j;
         while end < n && end - j < 2 && hay[end] == b'=' {
             end += 1;
@@ -189,21 +200,22 @@ fn runs(hay: &[u8], out: &mut Vec<Decoded>) {
 /// Whether `b` is a base64 (standard or URL-safe) byte, without a table so that a
 /// block of them is checked in one go.
 fn is_run_byte(b: u8) -> bool {
-    (b | 0x20).wrapping_sub(b'a') < 26
-        || b.wrapping_sub(b'0') < 10
-        || matches!(b, b'+' | b'/' | b'-' | b'_')
+    ((b | 0x20).wrapping_sub(b'a') < 26)
+        | (b.wrapping_sub(b'0') < 10)
+        | (b == b'+')
+        | (b == b'/')
+        | (b == b'-')
+        | (b == b'_')
 }
 
 /// The end of the run of base64 bytes going on at `from`: 32 bytes at a time (a
-/// branch-free block test), then byte by byte in the block that ends it.
+/// branch-free block test the compiler vectorises), then byte by byte in the block that
+/// ends it.
 fn run_end(hay: &[u8], mut from: usize) -> usize {
     while let Some(block) = hay.get(from..from + 32) {
-        let mut stops = 0u32;
-        for (k, &b) in block.iter().enumerate() {
-            stops |= u32::from(!is_run_byte(b)) << k;
-        }
-        if stops != 0 {
-            return from + stops.trailing_zeros() as usize;
+        let stop = block.iter().fold(false, |stop, &b| stop | !is_run_byte(b));
+        if stop {
+            break;
         }
         from += 32;
     }

@@ -519,13 +519,7 @@ mod tests {
 
     #[test]
     fn the_skipping_run_search_finds_what_a_byte_by_byte_one_finds() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora/secrets");
-        let mut texts: Vec<Vec<u8>> = Vec::new();
-        for dir in ["benign", "positive"] {
-            for e in std::fs::read_dir(root.join(dir)).unwrap() {
-                texts.push(std::fs::read(e.unwrap().path()).unwrap());
-            }
-        }
+        let mut texts = crate::testing::corpus_texts();
         // Runs of 14 and 15 bytes that reach 16 only with their padding.
         let pieces: [&[u8]; 14] = [
             b"aGVsbG8gd29ybA",
@@ -543,15 +537,7 @@ mod tests {
             b"\n",
             b"dG9rZW49",
         ];
-        let mut x: u64 = 0xDEC0DE;
-        for _ in 0..3000 {
-            let len = next(&mut x) as usize % 20;
-            texts.push(
-                (0..len)
-                    .flat_map(|_| pieces[next(&mut x) as usize % pieces.len()].iter().copied())
-                    .collect(),
-            );
-        }
+        texts.extend(crate::testing::soup(&pieces, 0xDEC0DE, 3000, 20));
         let mut total = 0;
         for t in &texts {
             let (mut fast, mut slow) = (Vec::new(), Vec::new());
@@ -561,13 +547,6 @@ mod tests {
             assert_eq!(fast, slow, "{:?}", String::from_utf8_lossy(t));
         }
         assert!(total > 300, "only {total} decodings");
-    }
-
-    fn next(x: &mut u64) -> u64 {
-        *x ^= *x << 13;
-        *x ^= *x >> 7;
-        *x ^= *x << 17;
-        *x
     }
 
     #[test]

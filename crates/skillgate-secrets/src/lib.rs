@@ -31,6 +31,8 @@ pub mod rule;
 mod ruleset;
 mod scanner;
 mod stream;
+#[cfg(test)]
+mod testing;
 
 include!(concat!(env!("OUT_DIR"), "/default_pack.rs"));
 

@@ -212,13 +212,7 @@ mod tests {
         let mut keywords = default_keywords();
         keywords.extend([b"x".to_vec(), b"q_".to_vec(), b"\xc3\xa9t\xc3".to_vec()]);
         let f = KeywordFilter::new(keywords.clone()).unwrap();
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora/secrets");
-        let mut texts: Vec<Vec<u8>> = Vec::new();
-        for dir in ["benign", "positive"] {
-            for e in std::fs::read_dir(root.join(dir)).unwrap() {
-                texts.push(std::fs::read(e.unwrap().path()).unwrap());
-            }
-        }
+        let mut texts = crate::testing::corpus_texts();
         // Keywords glued together, in mixed case, at every alignment and at the very end.
         let glued: Vec<u8> = keywords.iter().flatten().copied().collect();
         for shift in 0..8 {
@@ -237,15 +231,10 @@ mod tests {
         }
         // Pseudo-random bytes over a small alphabet that makes keyword prefixes likely.
         let alphabet = b"tokenTOKENsecrtpaswd_-:$.AKIAghp0123456789 \n\"=";
-        let mut x: u64 = 0x1234_5678;
+        let mut next = crate::testing::xorshift(0x1234_5678);
         for len in [0, 1, 2, 3, 7, 8, 9, 100, 5000] {
             let t: Vec<u8> = (0..len)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    alphabet[(x % alphabet.len() as u64) as usize]
-                })
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
                 .collect();
             texts.push(t);
         }

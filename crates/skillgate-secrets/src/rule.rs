@@ -472,44 +472,8 @@ mod tests {
         let set = crate::RuleSet::default_pack().unwrap();
         let rules: Vec<&Rule> = set.rules().iter().filter(|r| r.assignment).collect();
         assert!(rules.len() >= 4);
-        // Random text over the bytes the shape is made of, so matches are frequent.
-        let pieces: [&[u8]; 22] = [
-            b"token",
-            b"Password",
-            b"secret",
-            b"api",
-            b"KEY",
-            b"pwd",
-            b"_",
-            b".",
-            b"-",
-            b"\"",
-            b"'",
-            b" ",
-            b"\t",
-            b"\n",
-            b":",
-            b"=",
-            b">",
-            b"x9Qz",
-            b"value",
-            b"str",
-            b"ing",
-            b"access",
-        ];
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
         let mut matches = 0;
-        for _ in 0..4000 {
-            let len = 1 + next() as usize % 24;
-            let text: Vec<u8> = (0..len)
-                .flat_map(|_| pieces[next() as usize % pieces.len()].iter().copied())
-                .collect();
+        for text in crate::testing::soup(&crate::testing::ASSIGNMENT_PIECES, 0x9E37, 4000, 24) {
             let lower = text.to_ascii_lowercase();
             for rule in &rules {
                 for m in rule.regex.find_iter(&text) {

@@ -408,70 +408,14 @@ impl Positions {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Random text over the pieces assignments are made of, so that the generic rules
-    /// match often, in every shape.
-    fn assignment_soup(seed: u64, count: usize) -> Vec<Vec<u8>> {
-        let pieces: [&[u8]; 30] = [
-            b"token",
-            b"Password",
-            b"secret",
-            b"api",
-            b"KEY",
-            b"pwd",
-            b"_",
-            b".",
-            b"-",
-            b"\"",
-            b"'",
-            b" ",
-            b"\t",
-            b"\n",
-            b":",
-            b"=",
-            b">",
-            b"x9Qz",
-            b"value",
-            b"str",
-            b"ing",
-            b"access",
-            b"Zx81kPq02LmNw7Ty",
-            b"&",
-            b",",
-            b"{",
-            b"/",
-            b"$",
-            b"(",
-            b"hunter2!",
-        ];
-        let mut x = seed;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        (0..count)
-            .map(|_| {
-                let len = 1 + next() as usize % 40;
-                (0..len)
-                    .flat_map(|_| pieces[next() as usize % pieces.len()].iter().copied())
-                    .collect()
-            })
-            .collect()
-    }
+    use crate::testing;
 
     #[test]
     fn assignment_prechecks_and_anchored_search_find_what_window_search_finds() {
         let fast = SecretScanner::default_pack().unwrap();
         let slow = SecretScanner::new(fast.rules().without_assignment_prechecks());
-        let mut texts = assignment_soup(0x5EED, 3000);
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora/secrets");
-        for dir in ["benign", "positive"] {
-            for e in std::fs::read_dir(root.join(dir)).unwrap() {
-                texts.push(std::fs::read(e.unwrap().path()).unwrap());
-            }
-        }
+        let mut texts = testing::soup(&testing::ASSIGNMENT_PIECES, 0x5EED, 3000, 40);
+        texts.extend(testing::corpus_texts());
         for r in fast.rules().rules() {
             texts.extend(r.def().examples.iter().map(|e| e.clone().into_bytes()));
             texts.extend(

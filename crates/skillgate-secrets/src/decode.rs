@@ -44,6 +44,8 @@ impl std::fmt::Display for Encoding {
 
 /// Shortest base64 run worth decoding (a 12-byte secret).
 pub const MIN_BASE64: usize = 16;
+/// Shortest run of base64 bytes that, with up to two `=`, reaches [`MIN_BASE64`].
+const MIN_RUN: usize = MIN_BASE64 - 2;
 /// Shortest hex run worth decoding.
 pub const MIN_HEX: usize = 32;
 /// Longest encoded segment decoded; longer runs are scanned only as they are.
@@ -139,45 +141,95 @@ pub fn decode_segments(hay: &[u8]) -> Vec<Decoded> {
 }
 
 /// Base64 and hex runs.
+///
+/// Only runs of at least [`MIN_RUN`] bytes can be decoded, so the search looks at every
+/// `MIN_RUN`-th byte: when it is not a run byte, no such run covers it and the search
+/// jumps past it; when it is, it walks back to where the run starts.
 fn runs(hay: &[u8], out: &mut Vec<Decoded>) {
     let n = hay.len();
+    let is_run = |b: u8| CLASS[b as usize] & B64 != 0;
     let mut i = 0;
-    while i < n {
-        if CLASS[hay[i] as usize] & B64 == 0 {
-            i += 1;
+    while i + MIN_RUN <= n {
+        let probe = i + MIN_RUN - 1;
+        if !is_run(hay[probe]) {
+            i = probe + 1;
             continue;
         }
-        let start = i;
-        let mut all = HEX | URLSAFE | STDONLY;
-        let mut seen = 0u8;
-        while i < n {
-            let c = CLASS[hay[i] as usize];
-            if c & B64 == 0 {
-                break;
-            }
-            all &= c | URLSAFE | STDONLY;
-            seen |= c;
-            i += 1;
+        let mut start = probe;
+        while start > i && is_run(hay[start - 1]) {
+            start -= 1;
         }
-        let mut end = i;
-        while end < n && end - i < 2 && hay[end] == b'=' {
+        // Short runs, by far the most common, end within a few bytes: only a run that
+        // reaches `MIN_RUN` bytes is followed to its end.
+        let need = start + MIN_RUN;
+        let mut j = probe + 1;
+        while j < need && j < n && is_run(hay[j]) {
+            j += 1;
+        }
+        if j < need {
+            i = j;
+            continue;
+        }
+        let j = run_end(hay, j);
+        let mut end = j;
+        while end < n && end - j < 2 && hay[end] == b'=' {
             end += 1;
         }
         let len = end - start;
         if (MIN_BASE64..=MAX_SEGMENT).contains(&len) {
-            let is_hex = all & HEX != 0;
-            if is_hex {
-                if len >= MIN_HEX && len % 2 == 0 && end == i {
+            let run = &hay[start..j];
+            // Branch-free over the whole run, so that it is vectorised.
+            if run.iter().fold(true, |hex, b| hex & b.is_ascii_hexdigit()) {
+                if len >= MIN_HEX && len % 2 == 0 && end == j {
                     decode_hex(hay, start..end, out);
                 }
-            } else if seen & URLSAFE != 0 && seen & STDONLY != 0 {
-                // Mixed alphabets: a path or an identifier, not base64.
-            } else if !in_image_data_uri(hay, start) {
-                decode_base64(hay, start..end, seen & URLSAFE != 0, out);
+            } else if in_image_data_uri(hay, start) {
+                // A chart or picture: binary, never decoded.
+            } else {
+                let seen = run.iter().fold(0, |s, &b| s | CLASS[b as usize]);
+                if seen & URLSAFE != 0 && seen & STDONLY != 0 {
+                    // Mixed alphabets: a path or an identifier, not base64.
+                } else {
+                    decode_base64(hay, start..end, seen & URLSAFE != 0, out);
+                }
             }
         }
-        i = end.max(i);
+        i = end.max(j);
     }
+}
+
+/// Whether `b` is a base64 (standard or URL-safe) byte, without a table so that a
+/// block of them is checked in one go.
+fn is_run_byte(b: u8) -> bool {
+    ((b | 0x20).wrapping_sub(b'a') < 26)
+        | (b.wrapping_sub(b'0') < 10)
+        | (b == b'+')
+        | (b == b'/')
+        | (b == b'-')
+        | (b == b'_')
+}
+
+/// The end of the run of base64 bytes going on at `from`: byte by byte for the first 32
+/// bytes (most runs end there), then 32 bytes at a time (a branch-free block test the
+/// compiler vectorises), then byte by byte in the block that ends it.
+fn run_end(hay: &[u8], from: usize) -> usize {
+    let is_stop = |b: &u8| CLASS[*b as usize] & B64 == 0;
+    let near = hay.len().min(from + 32);
+    if let Some(p) = hay[from..near].iter().position(is_stop) {
+        return from + p;
+    }
+    let mut from = near;
+    while let Some(block) = hay.get(from..from + 32) {
+        let stop = block.iter().fold(false, |stop, &b| stop | !is_run_byte(b));
+        if stop {
+            break;
+        }
+        from += 32;
+    }
+    from + hay[from..]
+        .iter()
+        .position(is_stop)
+        .unwrap_or(hay.len() - from)
 }
 
 fn in_image_data_uri(hay: &[u8], start: usize) -> bool {
@@ -185,7 +237,54 @@ fn in_image_data_uri(hay: &[u8], start: usize) -> bool {
     head.ends_with(b";base64,") && memchr::memmem::rfind(head, b"data:image/").is_some()
 }
 
+/// Whether `prefix`, the first bytes of a decoding, can start text that [`is_text`]
+/// accepts: valid UTF-8 (a character may be cut at the end) without control characters
+/// other than tab, CR and LF. When it cannot, decoding the rest is pointless: random
+/// bytes (hashes, ids, images) fail this within a few bytes.
+fn may_start_text(prefix: &[u8]) -> bool {
+    if prefix.first().is_some_and(|&b| !may_start_text_at(b)) {
+        return false;
+    }
+    let valid = match std::str::from_utf8(prefix) {
+        Ok(s) => s,
+        Err(e) if e.error_len().is_none() => {
+            std::str::from_utf8(&prefix[..e.valid_up_to()]).unwrap_or_default()
+        }
+        Err(_) => return false,
+    };
+    valid
+        .chars()
+        .all(|c| !c.is_control() || matches!(c, '\t' | '\n' | '\r'))
+}
+
+/// Whether text can start with byte `b`: printable ASCII, tab, LF, CR or a UTF-8 lead
+/// byte. This alone rejects most random data.
+fn may_start_text_at(b: u8) -> bool {
+    !((b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r'))
+        || b == 0x7F
+        || (0x80..0xC2).contains(&b)
+        || b >= 0xF5)
+}
+
+/// Bytes of a decoding checked with [`may_start_text`] before decoding all of it.
+const PREFIX: usize = 12;
+
 fn decode_hex(hay: &[u8], span: Range<usize>, out: &mut Vec<Decoded>) {
+    let digits = &hay[span.clone()];
+    if hex_at(digits, 0, 2).is_some_and(|b| !may_start_text_at(b as u8)) {
+        return;
+    }
+    let mut prefix = [0u8; PREFIX];
+    let n = (digits.len() / 2).min(PREFIX);
+    for (i, b) in prefix[..n].iter_mut().enumerate() {
+        match hex_at(digits, 2 * i, 2) {
+            Some(v) => *b = v as u8,
+            None => return,
+        }
+    }
+    if !may_start_text(&prefix[..n]) {
+        return;
+    }
     if let Ok(bytes) = hex::decode(&hay[span.clone()])
         && is_text(&bytes)
     {
@@ -207,6 +306,15 @@ fn decode_base64(hay: &[u8], span: Range<usize>, urlsafe: bool, out: &mut Vec<De
         body = &body[..body.len() - 1];
     }
     let engine = if urlsafe { &URL_SAFE } else { &STANDARD };
+    if body.len() > PREFIX / 3 * 4 {
+        // Four characters decode to three bytes, independently of the rest.
+        let mut prefix = [0u8; PREFIX];
+        if engine.decode_slice(&body[..PREFIX / 3 * 4], &mut prefix) == Ok(PREFIX)
+            && !may_start_text(&prefix)
+        {
+            return;
+        }
+    }
     if let Ok(bytes) = engine.decode(body)
         && is_text(&bytes)
     {
@@ -367,6 +475,80 @@ fn unescape_backslash(s: &[u8], base: usize) -> (Vec<u8>, Vec<usize>) {
 mod tests {
     use super::*;
 
+    /// The plain byte-by-byte search [`runs`] must agree with.
+    fn runs_reference(hay: &[u8], out: &mut Vec<Decoded>) {
+        let n = hay.len();
+        let mut i = 0;
+        while i < n {
+            if CLASS[hay[i] as usize] & B64 == 0 {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            let mut all = HEX | URLSAFE | STDONLY;
+            let mut seen = 0u8;
+            while i < n {
+                let c = CLASS[hay[i] as usize];
+                if c & B64 == 0 {
+                    break;
+                }
+                all &= c | URLSAFE | STDONLY;
+                seen |= c;
+                i += 1;
+            }
+            let mut end = i;
+            while end < n && end - i < 2 && hay[end] == b'=' {
+                end += 1;
+            }
+            let len = end - start;
+            if (MIN_BASE64..=MAX_SEGMENT).contains(&len) {
+                let is_hex = all & HEX != 0;
+                if is_hex {
+                    if len >= MIN_HEX && len % 2 == 0 && end == i {
+                        decode_hex(hay, start..end, out);
+                    }
+                } else if seen & URLSAFE != 0 && seen & STDONLY != 0 {
+                    // Mixed alphabets: a path or an identifier, not base64.
+                } else if !in_image_data_uri(hay, start) {
+                    decode_base64(hay, start..end, seen & URLSAFE != 0, out);
+                }
+            }
+            i = end.max(i);
+        }
+    }
+
+    #[test]
+    fn the_skipping_run_search_finds_what_a_byte_by_byte_one_finds() {
+        let mut texts = crate::testing::corpus_texts();
+        // Runs of 14 and 15 bytes that reach 16 only with their padding.
+        let pieces: [&[u8]; 14] = [
+            b"aGVsbG8gd29ybA",
+            b"aGVsbG8gd29ybGQ",
+            b"cGFzc3dvcmQ9aHVudGVyMg",
+            b"68656c6c6f20776f726c64",
+            b"=",
+            b"==",
+            b" ",
+            b"-",
+            b"_",
+            b"+",
+            b"/",
+            b"abc",
+            b"\n",
+            b"dG9rZW49",
+        ];
+        texts.extend(crate::testing::soup(&pieces, 0xDEC0DE, 3000, 20));
+        let mut total = 0;
+        for t in &texts {
+            let (mut fast, mut slow) = (Vec::new(), Vec::new());
+            runs(t, &mut fast);
+            runs_reference(t, &mut slow);
+            total += slow.len();
+            assert_eq!(fast, slow, "{:?}", String::from_utf8_lossy(t));
+        }
+        assert!(total > 300, "only {total} decodings");
+    }
+
     #[test]
     fn escapes_map_back_to_their_source_bytes() {
         let hay = br#"x = "tok\u0065n\/abc" end"#;
@@ -403,6 +585,37 @@ mod tests {
         // A sha256 is hex but not text.
         let sha = b"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
         assert!(decode_segments(sha).is_empty());
+    }
+
+    #[test]
+    fn the_prefix_check_rejects_only_what_is_text_would_reject() {
+        assert!(may_start_text(b"password=hunter2"));
+        assert!(may_start_text("h\u{e9}llo".as_bytes()));
+        // A multi-byte character cut by the end of the prefix is fine.
+        assert!(may_start_text(&"ab\u{e9}".as_bytes()[..3]));
+        assert!(!may_start_text(b"\x89PNG\r\n"));
+        assert!(!may_start_text(b"ab\x00cd"));
+        assert!(!may_start_text(b"ab\xffcd"));
+        assert!(!may_start_text(b"\x7fabc"));
+        assert!(!may_start_text(b"\x80abc"));
+        assert!(!may_start_text(b"\xf5abc"));
+        assert!(may_start_text(b"\tab"));
+        assert!(may_start_text("\u{10FFFF}".as_bytes()));
+        // Every prefix of text passes; text longer than the prefix still decodes.
+        let text = "r\u{e9}sum\u{e9}: token=ghp_0123456789abcdef \u{1F600}\n\tend";
+        for i in 0..=text.len() {
+            assert!(may_start_text(&text.as_bytes()[..i]), "{i}");
+        }
+        use base64::Engine as _;
+        for cut in 0..4 {
+            let t = &text[..text.len() - cut];
+            let b64 = base64::engine::general_purpose::STANDARD.encode(t);
+            let found = decode_segments(format!("v: {b64} .").as_bytes());
+            assert_eq!(found[0].bytes, t.as_bytes(), "{b64}");
+            let hexed = hex::encode(t);
+            let found = decode_segments(format!("v: {hexed} .").as_bytes());
+            assert_eq!(found[0].bytes, t.as_bytes(), "{hexed}");
+        }
     }
 
     #[test]

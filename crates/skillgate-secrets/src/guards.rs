@@ -6,7 +6,16 @@
 //! hashes, template placeholders, code identifiers and member chains in minified code.
 
 /// Why a candidate was dropped, when a guard dropped it.
-pub(crate) fn benign(hay: &[u8], start: usize, end: usize, generic: bool) -> Option<&'static str> {
+///
+/// `minified` remembers the last line [`is_minified`] judged, `(line start, verdict)`:
+/// many candidates share one long minified line, and judging it reads all of it.
+pub(crate) fn benign(
+    hay: &[u8],
+    start: usize,
+    end: usize,
+    generic: bool,
+    minified: &mut Option<(usize, bool)>,
+) -> Option<&'static str> {
     let secret = &hay[start..end];
     let line_start = memchr::memrchr(b'\n', &hay[..start]).map_or(0, |p| p + 1);
     let before = &hay[line_start.max(start.saturating_sub(512))..start];
@@ -38,11 +47,29 @@ pub(crate) fn benign(hay: &[u8], start: usize, end: usize, generic: bool) -> Opt
     if is_identifier_like(secret) {
         return Some("an identifier, not a value");
     }
-    let line_end = memchr::memchr(b'\n', &hay[end..]).map_or(hay.len(), |p| end + p);
-    if is_minified(&hay[line_start..line_end]) && is_member_chain(secret) {
+    if is_member_chain(secret) && minified_line(hay, line_start, end, minified) {
         return Some("code in a minified line");
     }
     None
+}
+
+/// Whether the line starting at `line_start` (and holding `end`) is minified code,
+/// remembered for the last line asked about.
+fn minified_line(
+    hay: &[u8],
+    line_start: usize,
+    end: usize,
+    memo: &mut Option<(usize, bool)>,
+) -> bool {
+    match *memo {
+        Some((at, verdict)) if at == line_start => verdict,
+        _ => {
+            let line_end = memchr::memchr(b'\n', &hay[end..]).map_or(hay.len(), |p| end + p);
+            let verdict = is_minified(&hay[line_start..line_end]);
+            *memo = Some((line_start, verdict));
+            verdict
+        }
+    }
 }
 
 fn in_data_uri(before: &[u8]) -> bool {
@@ -154,7 +181,13 @@ mod tests {
 
     fn guard(text: &str, secret: &str, generic: bool) -> Option<&'static str> {
         let start = text.find(secret).unwrap();
-        benign(text.as_bytes(), start, start + secret.len(), generic)
+        benign(
+            text.as_bytes(),
+            start,
+            start + secret.len(),
+            generic,
+            &mut None,
+        )
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! - [`RuleSet`]: rules as data (`rules/secrets/*.toml`, embedded as the default pack;
 //!   see [`rule`] for the format), plus gitleaks configurations ([`import_gitleaks`]).
-//! - [`SecretScanner`]: one Aho-Corasick pass over all rule keywords, then each rule's own
+//! - [`SecretScanner`]: one keyword-prefilter pass over all rule keywords, then each rule's own
 //!   regex only in a window around its keyword hits (never one giant alternation);
 //!   entropy thresholds, allow-lists and false-positive guards; base64, hex, percent and
 //!   escape decoding to a bounded depth ([`decode_segments`]).
@@ -25,11 +25,14 @@ pub mod fuzz;
 mod gitleaks;
 mod guards;
 mod layer;
+mod prefilter;
 mod redact;
 pub mod rule;
 mod ruleset;
 mod scanner;
 mod stream;
+#[cfg(test)]
+mod testing;
 
 include!(concat!(env!("OUT_DIR"), "/default_pack.rs"));
 

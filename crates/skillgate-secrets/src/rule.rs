@@ -149,13 +149,29 @@ fn compile_regex_mode(pattern: &str) -> Result<(Regex, bool), String> {
 /// How the generic assignment rules begin, up to their keyword alternation.
 const ASSIGNMENT_HEAD: &str = r#"(?i)(?:^|[\s"'`{,;(\[&?])[A-Za-z0-9_.-]*?(?:"#;
 /// What follows their keyword alternation: an optional suffix, an optional quote,
-/// whitespace, an assignment operator.
-const ASSIGNMENT_TAIL: &str = r#")(?:[_.-]?(?:key|value|token|str|string))?["']?\s*(?::=|=>|:|=)"#;
+/// whitespace, an assignment operator, whitespace, an optional quote and a value of at
+/// least 8 bytes of [`is_value_byte`].
+const ASSIGNMENT_TAIL: &str = r#")(?:[_.-]?(?:key|value|token|str|string))?["']?\s*(?::=|=>|:|=)\s*["']?([A-Za-z0-9!#$%&*+./:<>?@^_~-]{8,"#;
+/// The optional name suffixes of [`ASSIGNMENT_TAIL`].
+const ASSIGNMENT_SUFFIXES: [&[u8]; 5] = [b"key", b"value", b"token", b"str", b"string"];
+/// The shortest value [`ASSIGNMENT_TAIL`] accepts.
+const ASSIGNMENT_MIN_VALUE: usize = 8;
+
+/// The value bytes of [`ASSIGNMENT_TAIL`]: `[A-Za-z0-9!#$%&*+./:<>?@^_~-]`.
+fn is_value_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&*+./:<>?@^_~-".contains(&b)
+}
+
+/// `\s` without Unicode.
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C)
+}
 
 /// Whether a regex (compiled without Unicode) has the generic assignment shape
-/// `ASSIGNMENT_HEAD kw1|kw2|.. ASSIGNMENT_TAIL ...` with every alternative a plain word
-/// that is also one of the rule's keywords. Then every match contains a keyword hit of
-/// the prefilter that [`assignment_follows`].
+/// `ASSIGNMENT_HEAD alternatives ASSIGNMENT_TAIL ...` where every alternative is a plain
+/// word or two words joined by `[_.-]?`, and every spelling of it is one of the rule's
+/// keywords. Then every match contains a keyword hit of the prefilter that
+/// [`assignment_follows`].
 fn assignment_shape(def: &RuleDef) -> bool {
     let Some(rest) = def.regex.strip_prefix(ASSIGNMENT_HEAD) else {
         return false;
@@ -163,35 +179,122 @@ fn assignment_shape(def: &RuleDef) -> bool {
     let Some(end) = rest.find(ASSIGNMENT_TAIL) else {
         return false;
     };
+    let is_keyword = |w: &str| def.keywords.iter().any(|k| k.eq_ignore_ascii_case(w));
+    let is_word =
+        |w: &str| !w.is_empty() && w.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
     let alternatives = &rest[..end];
     !alternatives.is_empty()
-        && alternatives.split('|').all(|a| {
-            !a.is_empty()
-                && a.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                && def.keywords.iter().any(|k| k.eq_ignore_ascii_case(a))
-        })
+        && alternatives
+            .split('|')
+            .all(|a| match a.split_once("[_.-]?") {
+                None => is_word(a) && is_keyword(a),
+                Some((x, y)) => {
+                    is_word(x)
+                        && is_word(y)
+                        && ["", "_", ".", "-"]
+                            .iter()
+                            .all(|sep| is_keyword(&format!("{x}{sep}{y}")))
+                }
+            })
 }
 
-/// Whether an assignment operator can follow a keyword hit ending at `at` as the
-/// assignment shape requires: at most 8 name or quote bytes (`_key"`), ASCII whitespace,
-/// then `:` or `=`.
+/// Whether the rest of the generic assignment shape can follow a keyword hit ending at
+/// `at`: an optional suffix (`_key`, `value`, ...), an optional quote, whitespace, an
+/// assignment operator, whitespace, an optional quote, then at least 8 value bytes. This
+/// is exactly what [`ASSIGNMENT_TAIL`] requires, so a hit that fails it is in no match.
 ///
 /// ```text
-/// db_password_value" = hunter2   -> true
-/// password_hash FROM users       -> false
+/// db_password_value" = hunter2!!   -> true
+/// password_hash FROM users         -> false
+/// "token_type": "bearer"           -> false
 /// ```
 pub(crate) fn assignment_follows(hay: &[u8], at: usize) -> bool {
-    let limit = (at + 8).min(hay.len());
-    let mut i = at;
-    while i < limit
-        && (hay[i].is_ascii_alphanumeric() || matches!(hay[i], b'_' | b'.' | b'-' | b'"' | b'\''))
-    {
-        i += 1;
+    let at_suffix = |p: usize, w: &[u8]| {
+        hay.get(p..p + w.len())
+            .is_some_and(|s| s.eq_ignore_ascii_case(w))
+    };
+    let mut names = [at; 11];
+    let mut len = 1;
+    for sep in [false, true] {
+        if sep && !matches!(hay.get(at), Some(b'_' | b'.' | b'-')) {
+            continue;
+        }
+        let p = at + usize::from(sep);
+        for w in ASSIGNMENT_SUFFIXES {
+            if at_suffix(p, w) {
+                names[len] = p + w.len();
+                len += 1;
+            }
+        }
     }
-    while i < hay.len() && matches!(hay[i], b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C) {
-        i += 1;
+    names[..len].iter().any(|&p| {
+        let mut q = p;
+        if matches!(hay.get(q), Some(b'"' | b'\'')) {
+            q += 1;
+        }
+        while hay.get(q).is_some_and(|&b| is_space(b)) {
+            q += 1;
+        }
+        let two = matches!(hay.get(q..q + 2), Some(b":=" | b"=>"));
+        let one = matches!(hay.get(q), Some(b':' | b'='));
+        (one && value_follows(hay, q + 1)) || (two && value_follows(hay, q + 2))
+    })
+}
+
+/// Where a match of an assignment rule using the keyword hit at `kstart` must start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AssignmentStart {
+    /// At this offset (a delimiter before the name, or 0 for `^`).
+    At(usize),
+    /// Nowhere: the name holding the keyword follows a byte that is not a delimiter.
+    None,
+    /// Before `lo`: the name is longer than the window, search the window as it is.
+    BeyondWindow,
+}
+
+/// `[\s"'`{,;(\[&?]`: what may precede a name in [`ASSIGNMENT_HEAD`].
+fn is_name_delimiter(b: u8) -> bool {
+    is_space(b) || b"\"'`{,;([&?".contains(&b)
+}
+
+/// `[A-Za-z0-9_.-]`: the bytes of a name in [`ASSIGNMENT_HEAD`].
+fn is_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
+}
+
+/// Where a match of an assignment rule containing the keyword hit at `kstart` starts: the
+/// head `(?:^|delimiter)name*?` puts only name bytes between the start and the keyword,
+/// and a delimiter is never a name byte, so it is the nearest byte before `kstart` that
+/// is not a name byte (or the start of `hay`), looked for no further back than `lo`.
+pub(crate) fn assignment_start(hay: &[u8], kstart: usize, lo: usize) -> AssignmentStart {
+    let mut p = kstart;
+    while p > lo && is_name_byte(hay[p - 1]) {
+        p -= 1;
     }
-    matches!(hay.get(i), Some(b':' | b'='))
+    if p == 0 {
+        return AssignmentStart::At(0);
+    }
+    if p == lo {
+        return AssignmentStart::BeyondWindow;
+    }
+    if is_name_delimiter(hay[p - 1]) {
+        AssignmentStart::At(p - 1)
+    } else {
+        AssignmentStart::None
+    }
+}
+
+/// Whitespace, an optional quote, then at least [`ASSIGNMENT_MIN_VALUE`] value bytes.
+fn value_follows(hay: &[u8], mut at: usize) -> bool {
+    while hay.get(at).is_some_and(|&b| is_space(b)) {
+        at += 1;
+    }
+    if matches!(hay.get(at), Some(b'"' | b'\'')) {
+        at += 1;
+    }
+    hay.get(at..)
+        .and_then(|rest| rest.get(..ASSIGNMENT_MIN_VALUE))
+        .is_some_and(|v| v.iter().all(|&b| is_value_byte(b)))
 }
 
 impl Rule {
@@ -338,13 +441,59 @@ mod tests {
     }
 
     #[test]
-    fn an_assignment_operator_must_follow_the_keyword() {
-        let t = b"password_value\"  = x";
+    fn an_assignment_with_a_value_must_follow_the_keyword() {
+        let t = b"password_value\"  = hunter2!x";
         assert!(assignment_follows(t, 8));
-        assert!(assignment_follows(b"token:x", 5));
-        assert!(assignment_follows(b"token\n\t=> x", 5));
+        assert!(assignment_follows(b"token:x1234567", 5));
+        assert!(assignment_follows(b"token\n\t=> 'x1234567'", 5));
+        assert!(assignment_follows(b"TOKEN_KEY := \"x1234567\"", 5));
+        assert!(assignment_follows(b"token.string'=>x1234567", 5));
+        assert!(assignment_follows(b"tokenstr=x1234567", 5));
+        assert!(assignment_follows(b"token=>x1234567", 5));
+        assert!(assignment_follows(b"token: :1234567", 5));
+        assert!(!assignment_follows(b"token:x123456", 5), "value too short");
+        assert!(!assignment_follows(b"token: \"x12 4567\"", 5));
         assert!(!assignment_follows(b"password_hash FROM users", 8));
-        assert!(!assignment_follows(b"token_string_value=x", 5));
+        assert!(!assignment_follows(b"\"token_type\": \"bearer\"", 6));
+        assert!(!assignment_follows(b"token_string_value=x1234567", 5));
+        assert!(!assignment_follows(b"token__key=x1234567", 5));
         assert!(!assignment_follows(b"token", 5));
+        assert!(!assignment_follows(b"token=", 5));
+    }
+
+    #[test]
+    fn the_api_key_rule_gets_the_precheck_through_its_joined_words() {
+        let set = crate::RuleSet::default_pack().unwrap();
+        assert!(set.get("generic-api-key-assignment").unwrap().assignment);
+    }
+
+    #[test]
+    fn every_match_of_an_assignment_rule_has_a_keyword_hit_that_passes_the_precheck() {
+        let set = crate::RuleSet::default_pack().unwrap();
+        let rules: Vec<&Rule> = set.rules().iter().filter(|r| r.assignment).collect();
+        assert!(rules.len() >= 4);
+        let mut matches = 0;
+        for text in crate::testing::soup(&crate::testing::ASSIGNMENT_PIECES, 0x9E37, 4000, 24) {
+            let lower = text.to_ascii_lowercase();
+            for rule in &rules {
+                for m in rule.regex.find_iter(&text) {
+                    matches += 1;
+                    let ok = rule.def.keywords.iter().any(|k| {
+                        let k = k.to_ascii_lowercase();
+                        (m.start()..m.end()).any(|s| {
+                            lower[s..m.end()].starts_with(k.as_bytes())
+                                && assignment_follows(&text, s + k.len())
+                        })
+                    });
+                    assert!(
+                        ok,
+                        "{}: {:?}",
+                        rule.id(),
+                        String::from_utf8_lossy(&text[m.range()])
+                    );
+                }
+            }
+        }
+        assert!(matches > 100, "only {matches} matches");
     }
 }

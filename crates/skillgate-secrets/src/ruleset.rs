@@ -1,6 +1,6 @@
 //! A set of compiled rules and the keyword prefilter over all of them.
+use crate::prefilter::KeywordFilter;
 use crate::rule::{Rule, RuleDef, RuleError, RuleFile};
-use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
@@ -48,7 +48,7 @@ pub enum RuleSetError {
     Prefilter(String),
 }
 
-/// Compiled rules plus the one Aho-Corasick automaton over all their keywords.
+/// Compiled rules plus the one keyword prefilter over all their keywords.
 ///
 /// ```
 /// let rules = skillgate_secrets::RuleSet::default_pack().unwrap();
@@ -59,7 +59,7 @@ pub enum RuleSetError {
 pub struct RuleSet {
     rules: Vec<Rule>,
     origins: Vec<String>,
-    prefilter: Option<AhoCorasick>,
+    prefilter: Option<KeywordFilter>,
     /// For each keyword pattern of the prefilter, the rules that listed it.
     keyword_rules: Vec<Vec<u32>>,
     /// Rules without keywords: their regex runs over all the text.
@@ -117,21 +117,7 @@ impl RuleSet {
         let prefilter = if keywords.is_empty() {
             None
         } else {
-            Some(
-                // Keywords are lowercase and matched against lowercased text: a
-                // case-sensitive automaton keeps the SIMD prefilters that case-insensitive
-                // matching turns off.
-                AhoCorasick::builder()
-                    .match_kind(MatchKind::Standard)
-                    .kind(Some(AhoCorasickKind::DFA))
-                    .build(&keywords)
-                    .or_else(|_| {
-                        AhoCorasick::builder()
-                            .match_kind(MatchKind::Standard)
-                            .build(&keywords)
-                    })
-                    .map_err(|e| RuleSetError::Prefilter(e.to_string()))?,
-            )
+            Some(KeywordFilter::new(keywords).map_err(RuleSetError::Prefilter)?)
         };
         Ok(RuleSet {
             rules,
@@ -168,7 +154,7 @@ impl RuleSet {
         self.origins.get(index).map(String::as_str)
     }
 
-    pub(crate) fn prefilter(&self) -> Option<&AhoCorasick> {
+    pub(crate) fn prefilter(&self) -> Option<&KeywordFilter> {
         self.prefilter.as_ref()
     }
 
@@ -178,6 +164,18 @@ impl RuleSet {
 
     pub(crate) fn unkeyed(&self) -> &[u32] {
         &self.unkeyed
+    }
+
+    /// The same rules with the assignment prechecks turned off: every keyword hit of an
+    /// assignment rule is searched in its window (the reference the prechecks are tested
+    /// against).
+    #[cfg(test)]
+    pub(crate) fn without_assignment_prechecks(&self) -> RuleSet {
+        let mut set = self.clone();
+        for r in &mut set.rules {
+            r.assignment = false;
+        }
+        set
     }
 
     /// The largest window of any rule.

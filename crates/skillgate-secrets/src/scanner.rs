@@ -1,8 +1,9 @@
 //! The scanner: keyword prefilter, per-rule regexes in windows, decoders, guards.
 use crate::decode::{Encoding, decode_segments};
 use crate::guards;
-use crate::rule::{Rule, assignment_follows};
+use crate::rule::{AssignmentStart, Rule, assignment_follows, assignment_start};
 use crate::ruleset::{RuleSet, RuleSetError};
+use regex_automata::util::captures::Captures;
 use regex_automata::{Anchored, Input};
 use serde::{Deserialize, Serialize};
 use skillgate_core::Severity;
@@ -151,21 +152,34 @@ impl SecretScanner {
         let rules = self.rules.rules();
         let n = hay.len();
         let mut windows: Vec<(u32, usize, usize)> = Vec::new();
-        if let Some(ac) = self.rules.prefilter() {
-            let lower = hay.to_ascii_lowercase();
-            for m in ac.find_overlapping_iter(&lower) {
-                for &r in self.rules.keyword_rules(m.pattern().as_usize()) {
+        // Assignment rules: (rule, match start, window end), searched anchored.
+        let mut anchored: Vec<(u32, usize, usize)> = Vec::new();
+        if let Some(filter) = self.rules.prefilter() {
+            filter.for_each(hay, |k, kstart, kend| {
+                for &r in self.rules.keyword_rules(k) {
                     let rule = &rules[r as usize];
-                    if rule.assignment && !assignment_follows(hay, m.end()) {
-                        // No `=`/`:` after this keyword: no match of the rule contains it.
-                        continue;
-                    }
                     let w = rule.window;
-                    windows.push((r, m.start().saturating_sub(w), (m.end() + w).min(n)));
+                    let (lo, hi) = (kstart.saturating_sub(w), (kend + w).min(n));
+                    if rule.assignment {
+                        if !assignment_follows(hay, kend) {
+                            // No match of the rule contains this keyword hit.
+                            continue;
+                        }
+                        match assignment_start(hay, kstart, lo) {
+                            AssignmentStart::At(d) => {
+                                anchored.push((r, d, hi));
+                                continue;
+                            }
+                            AssignmentStart::None => continue,
+                            AssignmentStart::BeyondWindow => {}
+                        }
+                    }
+                    windows.push((r, lo, hi));
                 }
-            }
+            });
         }
         windows.sort_unstable();
+        let mut minified = None;
         let mut i = 0;
         while i < windows.len() {
             let (r, start, mut end) = windows[i];
@@ -174,10 +188,27 @@ impl SecretScanner {
                 end = end.max(windows[i].2);
                 i += 1;
             }
-            search_window(&rules[r as usize], r, hay, start, end, out);
+            search_window(&rules[r as usize], r, hay, start, end, out, &mut minified);
+        }
+        // Every match of an assignment rule starts where the name holding its keyword
+        // starts: searching anchored there, leftmost first and without overlaps, finds
+        // what a search over the whole window finds, reading only the assignment.
+        anchored.sort_unstable();
+        anchored.dedup_by_key(|a| (a.0, a.1));
+        let mut last: Option<(u32, usize)> = None;
+        for &(r, d, end) in &anchored {
+            if let Some((lr, at)) = last
+                && lr == r
+                && d < at
+            {
+                continue;
+            }
+            if let Some(m_end) = search_at(&rules[r as usize], r, hay, d, end, out, &mut minified) {
+                last = Some((r, m_end));
+            }
         }
         for &r in self.rules.unkeyed() {
-            search_window(&rules[r as usize], r, hay, 0, n, out);
+            search_window(&rules[r as usize], r, hay, 0, n, out, &mut minified);
         }
         if depth > 0 {
             for d in decode_segments(hay) {
@@ -244,40 +275,76 @@ fn search_window(
     start: usize,
     end: usize,
     out: &mut Vec<Candidate>,
+    minified: &mut Option<(usize, bool)>,
 ) {
     let re = &rule.regex;
     let mut caps = re.create_captures();
     let mut at = start;
     while at < end {
         re.search_captures(&Input::new(hay).span(at..end), &mut caps);
-        let Some(m) = caps.get_match() else { break };
-        if m.end() == end && end < hay.len() {
-            // The window may have cut the match short: let it run to its natural end.
-            let limit = (m.start() + MAX_EXTEND).min(hay.len());
-            let input = Input::new(hay)
-                .span(m.start()..limit)
-                .anchored(Anchored::Yes);
-            re.search_captures(&input, &mut caps);
-        }
-        let Some(m) = caps.get_match() else { break };
-        if let Some(g) = caps.get_group(rule.group) {
-            let secret = &hay[g.start..g.end];
-            if rule.accepts(secret) && guards::benign(hay, g.start, g.end, rule.generic).is_none() {
-                out.push(Candidate {
-                    rule: r,
-                    start: g.start,
-                    end: g.end,
-                    preview: mask(secret),
-                    decoded_from: Vec::new(),
-                });
-            }
-        }
-        at = if m.end() > m.start() {
-            m.end()
-        } else {
-            m.end() + 1
+        let Some(m) = found(rule, r, hay, end, &mut caps, out, minified) else {
+            break;
         };
+        at = if m.end > m.start { m.end } else { m.end + 1 };
     }
+}
+
+/// The match of `rule` that starts at `at` (searched up to `end`, extended past it when
+/// it reaches it), if any, as [`search_window`] reports it; returns where it ends.
+fn search_at(
+    rule: &Rule,
+    r: u32,
+    hay: &[u8],
+    at: usize,
+    end: usize,
+    out: &mut Vec<Candidate>,
+    minified: &mut Option<(usize, bool)>,
+) -> Option<usize> {
+    let re = &rule.regex;
+    let mut caps = re.create_captures();
+    let input = Input::new(hay).span(at..end).anchored(Anchored::Yes);
+    re.search_captures(&input, &mut caps);
+    let m = found(rule, r, hay, end, &mut caps, out, minified)?;
+    Some(if m.end > m.start { m.end } else { m.end + 1 })
+}
+
+/// Given the result of a search that ended at `end`: extends a match cut short by `end`,
+/// reports its secret when the rule and the guards accept it, and returns the match.
+fn found(
+    rule: &Rule,
+    r: u32,
+    hay: &[u8],
+    end: usize,
+    caps: &mut Captures,
+    out: &mut Vec<Candidate>,
+    minified: &mut Option<(usize, bool)>,
+) -> Option<std::ops::Range<usize>> {
+    let re = &rule.regex;
+    let m = caps.get_match()?;
+    if m.end() == end && end < hay.len() {
+        // The window may have cut the match short: let it run to its natural end.
+        let limit = (m.start() + MAX_EXTEND).min(hay.len());
+        let input = Input::new(hay)
+            .span(m.start()..limit)
+            .anchored(Anchored::Yes);
+        re.search_captures(&input, caps);
+    }
+    let m = caps.get_match()?;
+    if let Some(g) = caps.get_group(rule.group) {
+        let secret = &hay[g.start..g.end];
+        if rule.accepts(secret)
+            && guards::benign(hay, g.start, g.end, rule.generic, minified).is_none()
+        {
+            out.push(Candidate {
+                rule: r,
+                start: g.start,
+                end: g.end,
+                preview: mask(secret),
+                decoded_from: Vec::new(),
+            });
+        }
+    }
+    Some(m.range())
 }
 
 /// Turns byte offsets into 1-based lines and character columns, walking forward.
@@ -335,5 +402,35 @@ impl Positions {
 
     fn lines_at_start(&self, hay: &[u8]) -> u32 {
         self.lines - memchr::memchr_iter(b'\n', &hay[..self.cursor]).count() as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing;
+
+    #[test]
+    fn assignment_prechecks_and_anchored_search_find_what_window_search_finds() {
+        let fast = SecretScanner::default_pack().unwrap();
+        let slow = SecretScanner::new(fast.rules().without_assignment_prechecks());
+        let mut texts = testing::soup(&testing::ASSIGNMENT_PIECES, 0x5EED, 3000, 40);
+        texts.extend(testing::corpus_texts());
+        for r in fast.rules().rules() {
+            texts.extend(r.def().examples.iter().map(|e| e.clone().into_bytes()));
+            texts.extend(
+                r.def()
+                    .negative_examples
+                    .iter()
+                    .map(|e| e.clone().into_bytes()),
+            );
+        }
+        let mut found = 0;
+        for t in &texts {
+            let want = slow.candidates(t);
+            found += want.len();
+            assert_eq!(fast.candidates(t), want, "{:?}", String::from_utf8_lossy(t));
+        }
+        assert!(found > 500, "only {found} candidates");
     }
 }

@@ -198,9 +198,12 @@ pub(crate) fn run(args: ScanCodeArgs) -> Result<ExitCode, UsageError> {
     if inputs.is_empty() {
         return Err(UsageError("no .py, .js, .mjs or .cjs files to scan".into()));
     }
+    // Files are scanned on all cores; reports keep the input order.
+    let code: Vec<(&[u8], Language)> = inputs.iter().map(|i| (&i.code[..], i.lang)).collect();
     let reports: Vec<(String, ScanReport)> = inputs
         .iter()
-        .map(|i| (i.name.clone(), scanner.scan(&i.code, i.lang)))
+        .map(|i| i.name.clone())
+        .zip(scanner.scan_all(&code))
         .collect();
     let blocked = reports.iter().any(|(_, r)| r.verdict == Verdict::Block);
     let mut out = anstream::stdout().lock();

@@ -14,6 +14,7 @@
 # Usage: benches/secrets_compare.sh            (SIZE_MB=16 PLANTED=240 by default)
 #        SIZE_MB=64 PLANTED=500 benches/secrets_compare.sh
 # Every tool runs single-threaded where it has the option (kingfisher --jobs 1).
+# detect-secrets is stopped after DS_LIMIT seconds (default 300).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SIZE_MB="${SIZE_MB:-16}"
@@ -100,8 +101,14 @@ def rip():
         m = re.match(r"^.*?:(\d+):", l)
         if m: lines.add(int(m.group(1)))
     return t, lines
+DS_LIMIT = int(os.environ.get("DS_LIMIT", "300"))
 def ds():
-    t, p = run([os.path.join(venv, "bin/detect-secrets"), "scan", corpus], cwd=work)
+    # detect-secrets runs every plugin on every line in Python: minutes on large corpora.
+    try:
+        t, p = run([os.path.join(venv, "bin/detect-secrets"), "scan", corpus], cwd=work,
+                   timeout=DS_LIMIT)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"did not finish within DS_LIMIT={DS_LIMIT} s")
     res = json.loads(p.stdout)["results"]
     return t, {f["line_number"] for fs in res.values() for f in fs}
 

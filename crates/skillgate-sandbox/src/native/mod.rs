@@ -308,7 +308,10 @@ impl NativeSandbox {
             self.interpreters.get(&skill.language).map(PathBuf::as_path),
         )?;
         let seccomp = self.seccomp_filter(req)?;
-        let dir = WorkDir::prepare(skill)?;
+        // Staged in RAM where possible; fall back to the temporary directory (a small or
+        // full /dev/shm, as in some containers).
+        let dir = WorkDir::prepare_in(skill, crate::workdir::staging_base())
+            .or_else(|_| WorkDir::prepare(skill))?;
         let stdin_bytes = serde_json::to_vec(&req.input)
             .map_err(|e| ExecError::Other(format!("serializing the input: {e}")))?;
 

@@ -86,6 +86,8 @@ impl Policy {
     ) -> Result<Policy, LoadError> {
         let (schema_file, schema_text) = schema;
         let schema = load::parse_schema(schema_file, schema_text)?;
+        crate::request::check_request_shapes(&schema)
+            .map_err(|e| LoadError::file(schema_file, e))?;
         let mut sets = Vec::with_capacity(policy_files.len());
         for (file, text) in policy_files {
             sets.push((file.clone(), load::parse_policy_file(&schema, file, text)?));
@@ -215,8 +217,8 @@ impl Policy {
             Ok(c) => c,
             Err(e) => return Decision::deny_with_error(e),
         };
-        // The context is built from typed facts in the schema's shape (a test checks it):
-        // no need to check it against the schema per request.
+        // The context is built from typed facts in a shape checked against the schema at
+        // load: no need to check it again per request.
         self.authorize_inner(caller, skill, action, context, None)
     }
 

@@ -198,6 +198,63 @@ pub(crate) fn agent_ancestors(store: &Entities) -> Ancestors {
         .collect()
 }
 
+/// Checks, once at load, that `schema` accepts every shape of entity and context a request
+/// builds (a skill with and without an owner, an agent the entities file does not declare,
+/// quarantined or not, the context of each language and action), so requests need no
+/// schema pass of their own. A schema that gives these attributes other types is refused.
+pub(crate) fn check_request_shapes(schema: &cedar_policy::Schema) -> Result<(), String> {
+    let uids = Uids::new();
+    let store = Entities::empty();
+    let ancestors = Ancestors::new();
+    let parts = Parts {
+        store: &store,
+        ancestors: &ancestors,
+        actions: &[],
+        uids: &uids,
+        trust_caller_groups: false,
+    };
+    let caller = Caller::new("shape-check", "shape-check");
+    for language in [
+        skillgate_core::Language::Python,
+        skillgate_core::Language::JavaScript,
+    ] {
+        for owner in [Some("shape-check"), None] {
+            let mut skill = Skill::builder("shape-check", language, Vec::new())
+                .tenant("shape-check")
+                .visibility(skillgate_core::Visibility::Restricted);
+            if let Some(o) = owner {
+                skill = skill.owner(o);
+            }
+            let skill = skill.build();
+            for quarantined in [false, true] {
+                parts
+                    .checked_entities(schema, &caller, &skill, quarantined)
+                    .map_err(|e| {
+                        format!("the schema does not accept the entities a request builds: {e}")
+                    })?;
+            }
+            let context = RunFacts::for_skill(&skill, &Limits::default()).to_context()?;
+            for action in [Action::Execute, Action::View] {
+                cedar_policy::Request::new(
+                    Uids::uid(&uids.agent, "shape-check"),
+                    uids.action(action),
+                    uids.skill("shape-check", "shape-check"),
+                    context.clone(),
+                    Some(schema),
+                )
+                .map_err(|e| {
+                    format!(
+                        "the schema does not accept the request skillgate builds for `{}`: {}",
+                        action.as_str(),
+                        crate::load::diagnostic_text(&e)
+                    )
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// What a request is built from.
 pub(crate) struct Parts<'a> {
     pub(crate) store: &'a Entities,
@@ -215,8 +272,8 @@ impl Parts<'_> {
     ///
     /// The set is not checked against the schema again per request: the entities taken
     /// from the store were checked when it was loaded, and the agent's and the skill's
-    /// attributes are built here with the schema's types (a test checks every shape this
-    /// builds against the schema).
+    /// attributes are built here with fixed types, which [`check_request_shapes`] checked
+    /// against the schema when the policies loaded.
     pub(crate) fn entities(
         &self,
         caller: &Caller,
@@ -235,7 +292,6 @@ impl Parts<'_> {
     }
 
     /// The request's own entities (no actions), checked against `schema`.
-    #[cfg(test)]
     pub(crate) fn checked_entities(
         &self,
         schema: &cedar_policy::Schema,

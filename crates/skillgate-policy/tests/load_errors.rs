@@ -77,6 +77,30 @@ fn a_broken_schema_names_its_line() {
 }
 
 #[test]
+fn a_schema_that_types_request_attributes_differently_is_refused() {
+    // Requests carry `visibility` as a string: a schema that says otherwise would have
+    // policies compare values of the wrong type, so it is refused at load.
+    let schema = BUILTIN_SCHEMA.replace("visibility: String", "visibility: Long");
+    assert_ne!(schema, BUILTIN_SCHEMA);
+    let err = Policy::from_texts(("custom.cedarschema", &schema), &[]).unwrap_err();
+    assert_eq!(err.file, "custom.cedarschema");
+    let text = err.to_string();
+    assert!(
+        text.contains("does not accept the entities a request builds"),
+        "{text}"
+    );
+    assert!(text.contains("visibility"), "{text}");
+    // And a context attribute of another type too.
+    let schema = BUILTIN_SCHEMA.replace("network_requested: Bool", "network_requested: String");
+    assert_ne!(schema, BUILTIN_SCHEMA);
+    let err = Policy::from_texts(("custom.cedarschema", &schema), &[]).unwrap_err();
+    assert!(
+        err.to_string().contains("does not accept the request"),
+        "{err}"
+    );
+}
+
+#[test]
 fn malformed_entities_json_names_line_and_column() {
     let err = Policy::builtin()
         .unwrap()

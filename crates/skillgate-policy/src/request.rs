@@ -188,9 +188,10 @@ pub(crate) type Ancestors = HashMap<EntityUid, Vec<EntityUid>>;
 
 /// The ancestors of every `Agent` of `store`.
 pub(crate) fn agent_ancestors(store: &Entities) -> Ancestors {
+    let agent = type_name("Agent");
     store
         .iter()
-        .filter(|e| e.uid().type_name().basename() == "Agent")
+        .filter(|e| e.uid().type_name() == &agent)
         .map(|e| {
             let (uid, _, parents) = e.clone().into_inner();
             (uid, parents.into_iter().collect())
@@ -253,6 +254,22 @@ pub(crate) fn check_request_shapes(schema: &cedar_policy::Schema) -> Result<(), 
         }
     }
     Ok(())
+}
+
+/// The agent entity with `quarantined` set and the caller's `extra` groups added.
+fn agent_entity(
+    uid: &EntityUid,
+    mut attrs: HashMap<String, RestrictedExpression>,
+    mut parents: HashSet<EntityUid>,
+    quarantined: bool,
+    extra: &[EntityUid],
+) -> Result<Entity, String> {
+    attrs.insert(
+        "quarantined".to_string(),
+        RestrictedExpression::new_bool(quarantined),
+    );
+    parents.extend(extra.iter().cloned());
+    Entity::new(uid.clone(), attrs, parents).map_err(|e| e.to_string())
 }
 
 /// What a request is built from.
@@ -323,7 +340,8 @@ impl Parts<'_> {
         let known = self.store.get(&agent_uid);
         let on_file = known
             .is_some_and(|a| matches!(a.attr("quarantined"), Some(Ok(EvalResult::Bool(true)))));
-        let (mut attrs, mut parents) = match known {
+        let extra = self.extra_groups(caller);
+        let agent = match known {
             Some(known) => {
                 match known.attr("tenant") {
                     Some(Ok(EvalResult::EntityUid(t))) if t == caller_tenant => {}
@@ -342,19 +360,17 @@ impl Parts<'_> {
                         ));
                     }
                 }
-                let extra_groups = self.trust_caller_groups && !caller.groups.is_empty();
-                if (on_file || !quarantined) && !extra_groups {
+                if (on_file || !quarantined) && extra.is_empty() {
                     // The agent as the entities file has it: no attribute to change.
-                    set.insert(agent_uid.clone(), known.clone());
-                    (HashMap::new(), HashSet::new())
+                    known.clone()
                 } else {
                     let (_, attrs, parents) = known.clone().into_inner();
-                    (attrs, parents)
+                    agent_entity(&agent_uid, attrs, parents, on_file || quarantined, &extra)?
                 }
             }
             // An agent nobody declared: its caller's tenant, no right to run code.
-            None => (
-                HashMap::from([
+            None => {
+                let attrs = HashMap::from([
                     (
                         "tenant".to_string(),
                         RestrictedExpression::new_entity_uid(caller_tenant.clone()),
@@ -363,21 +379,11 @@ impl Parts<'_> {
                         "can_execute_code".to_string(),
                         RestrictedExpression::new_bool(false),
                     ),
-                ]),
-                HashSet::new(),
-            ),
+                ]);
+                agent_entity(&agent_uid, attrs, HashSet::new(), quarantined, &extra)?
+            }
         };
-        if set.is_empty() {
-            attrs.insert(
-                "quarantined".to_string(),
-                RestrictedExpression::new_bool(on_file || quarantined),
-            );
-            self.add_caller_groups(caller, &mut parents);
-            let agent =
-                Entity::new(agent_uid.clone(), attrs, parents).map_err(|e| e.to_string())?;
-            set.insert(agent_uid.clone(), agent);
-        }
-        let extra = self.extra_groups(caller);
+        set.insert(agent_uid.clone(), agent);
         let parents = self
             .ancestors
             .get(&agent_uid)
@@ -438,10 +444,6 @@ impl Parts<'_> {
         set.insert(skill_uid.clone(), skill_entity);
 
         Ok((agent_uid, skill_uid, set.into_values().collect()))
-    }
-
-    fn add_caller_groups(&self, caller: &Caller, parents: &mut HashSet<EntityUid>) {
-        parents.extend(self.extra_groups(caller));
     }
 
     /// The groups the caller asserts, when they are trusted.

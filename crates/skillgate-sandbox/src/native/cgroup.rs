@@ -50,7 +50,7 @@ impl CgroupMode {
                 std::fs::read_to_string(mount.join("cgroup.controllers")).unwrap_or_default();
             let has = |c: &str| controllers.split_whitespace().any(|x| x == c);
             if has("memory") && has("pids") {
-                let rel = own_path(&own, |ctl| ctl.is_empty()).unwrap_or_default();
+                let rel = own_path(&own, "").unwrap_or_default();
                 let parent = mount.join(rel.trim_start_matches('/')).join("skillgate");
                 if prepare_v2_parent(&mount, &parent).is_ok() {
                     return CgroupMode::V2 { parent };
@@ -62,7 +62,7 @@ impl CgroupMode {
             if !mount.join("cgroup.procs").exists() {
                 return None;
             }
-            let rel = own_path(&own, |c| c.split(',').any(|x| x == ctl)).unwrap_or_default();
+            let rel = own_path(&own, ctl).unwrap_or_default();
             let parent = mount.join(rel.trim_start_matches('/')).join("skillgate");
             std::fs::create_dir_all(&parent).ok()?;
             Some(parent)
@@ -80,12 +80,18 @@ impl CgroupMode {
     }
 }
 
-/// The path of this process's cgroup in the hierarchy whose controller list matches.
-fn own_path(proc_self_cgroup: &str, matches: impl Fn(&str) -> bool) -> Option<String> {
-    proc_self_cgroup.lines().find_map(|l| {
+/// The path in a `/proc/<pid>/cgroup` text of the hierarchy of controller `ctl` (v1), or
+/// of the unified hierarchy when `ctl` is empty (v2).
+fn own_path(proc_pid_cgroup: &str, ctl: &str) -> Option<String> {
+    proc_pid_cgroup.lines().find_map(|l| {
         let mut parts = l.splitn(3, ':');
-        let (_, ctl, path) = (parts.next()?, parts.next()?, parts.next()?);
-        matches(ctl).then(|| path.to_string())
+        let (_, ctls, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let matches = if ctl.is_empty() {
+            ctls.is_empty()
+        } else {
+            ctls.split(',').any(|x| x == ctl)
+        };
+        matches.then(|| path.to_string())
     })
 }
 
@@ -212,28 +218,33 @@ impl RunCgroup {
     }
 
     /// The `tasks` files the sandbox's init writes `0` to, joining the run's cgroups by
-    /// itself (v1); empty when the parent moves it with [`add`](Self::add) instead (v2).
+    /// itself (v1); empty when the parent moves it with [`place`](Self::place) (v2).
     pub(crate) fn join_fds(&self) -> Vec<std::os::fd::RawFd> {
         use std::os::fd::AsRawFd;
         self.tasks.iter().map(AsRawFd::as_raw_fd).collect()
     }
 
-    /// Puts `pid` in the run's cgroup(s): on v2 moves it; on v1, where it joined by itself
-    /// (see [`join_fds`](Self::join_fds)), checks that it did. Fails when it is not in
-    /// every one of them.
-    pub(crate) fn add(&self, pid: i32) -> Result<(), ExecError> {
+    /// Moves `pid` into the run's cgroup on v2. On v1 it joins by itself (see
+    /// [`join_fds`](Self::join_fds)) and there is nothing to do here.
+    pub(crate) fn place(&self, pid: i32) -> Result<(), ExecError> {
         if self.v2 {
-            return write(&self.dirs[0].join("cgroup.procs"), &pid.to_string());
+            write(&self.dirs[0].join("cgroup.procs"), &pid.to_string())?;
         }
+        Ok(())
+    }
+
+    /// Checks that `pid` is in every one of the run's cgroups (fail closed: a sandbox
+    /// outside its cgroups runs without memory and pids limits).
+    pub(crate) fn confirm(&self, pid: i32) -> Result<(), ExecError> {
         let own = std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
             .map_err(|e| ExecError::io("reading the sandbox's cgroups", e))?;
-        for (d, ctl) in self.dirs.iter().zip(["memory", "pids"]) {
+        let hierarchies: &[&str] = if self.v2 { &[""] } else { &["memory", "pids"] };
+        for (d, ctl) in self.dirs.iter().zip(hierarchies) {
             let name = d.file_name().unwrap_or_default().to_string_lossy();
-            let joined = own_path(&own, |c| c.split(',').any(|x| x == ctl))
-                .is_some_and(|p| p.rsplit('/').next() == Some(&*name));
-            if !joined {
+            let inside = own_path(&own, ctl).is_some_and(|p| p.rsplit('/').next() == Some(&*name));
+            if !inside {
                 return Err(ExecError::Other(format!(
-                    "the sandbox is not in its {ctl} cgroup {}",
+                    "the sandbox is not in its cgroup {}",
                     d.display()
                 )));
             }
@@ -292,8 +303,29 @@ mod tests {
     #[test]
     fn own_path_finds_the_controller_line() {
         let s = "9:name=systemd:/\n4:memory:/a/b\n8:pids:/\n0::/u\n";
-        assert_eq!(own_path(s, |c| c == "memory").as_deref(), Some("/a/b"));
-        assert_eq!(own_path(s, |c| c.is_empty()).as_deref(), Some("/u"));
-        assert_eq!(own_path(s, |c| c == "cpu"), None);
+        assert_eq!(own_path(s, "memory").as_deref(), Some("/a/b"));
+        assert_eq!(own_path(s, "").as_deref(), Some("/u"));
+        assert_eq!(own_path(s, "cpu"), None);
+        let joined = "3:cpu,cpuacct:/c\n";
+        assert_eq!(own_path(joined, "cpuacct").as_deref(), Some("/c"));
+        assert_eq!(own_path(joined, "cpuac"), None);
+    }
+
+    #[test]
+    fn confirm_refuses_a_process_outside_the_run_cgroups() {
+        let name = "run-never-created";
+        for v2 in [false, true] {
+            let cg = RunCgroup {
+                dirs: vec![
+                    Path::new("/nonexistent/memory").join(name),
+                    Path::new("/nonexistent/pids").join(name),
+                ],
+                v2,
+                tasks: Vec::new(),
+            };
+            let pid = std::process::id() as i32;
+            let e = cg.confirm(pid).unwrap_err().to_string();
+            assert!(e.contains(name), "{e}");
+        }
     }
 }

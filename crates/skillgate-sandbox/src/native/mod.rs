@@ -376,9 +376,7 @@ impl NativeSandbox {
         let init = InitGuard { pid };
         drop((stdin_r, stdout_w, stderr_w, status_w, sync_r));
 
-        if cgroup.join_fds().is_empty() {
-            cgroup.add(pid)?;
-        }
+        cgroup.place(pid)?;
         let (msg_tx, msg_rx) = mpsc::channel();
         let mut status_file = File::from(status_r);
         std::thread::spawn(move || {
@@ -407,10 +405,8 @@ impl NativeSandbox {
                 ));
             }
         }
-        if !cgroup.join_fds().is_empty() {
-            // The init joined its cgroups before reporting ready: make sure it did.
-            cgroup.add(pid)?;
-        }
+        // On v1 the init joined its cgroups before reporting ready: make sure it did.
+        cgroup.confirm(pid)?;
         write_id_maps(pid, self.host_id_base, req.spec.uid, req.spec.gid)?;
         // The init has built its root and left the staging directory behind: remove it
         // while the skill runs.

@@ -11,53 +11,36 @@ use crate::rule::{Allowlist, Rule, RuleDef};
 use crate::ruleset::RuleSetError;
 use serde::Deserialize;
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
 struct Config {
-    #[serde(default)]
     rules: Vec<GlRule>,
-    #[serde(default)]
     allowlist: Option<GlAllowlist>,
-    #[serde(default)]
     allowlists: Vec<GlAllowlist>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 struct GlRule {
-    #[serde(default)]
     id: String,
-    #[serde(default)]
     description: String,
-    #[serde(default)]
     regex: Option<String>,
-    #[serde(default)]
     secret_group: Option<usize>,
-    #[serde(default)]
     entropy: Option<f64>,
-    #[serde(default)]
     keywords: Vec<String>,
-    #[serde(default)]
     path: Option<String>,
-    #[serde(default)]
     allowlist: Option<GlAllowlist>,
-    #[serde(default)]
     allowlists: Vec<GlAllowlist>,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
 struct GlAllowlist {
-    #[serde(default)]
     condition: Option<String>,
-    #[serde(default)]
     regexes: Vec<String>,
-    #[serde(default)]
     regex_target: Option<String>,
-    #[serde(default)]
     stopwords: Vec<String>,
-    #[serde(default)]
     paths: Vec<String>,
-    #[serde(default)]
     commits: Vec<String>,
 }
 

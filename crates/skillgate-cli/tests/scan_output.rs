@@ -8,17 +8,22 @@ fn skillgate() -> Command {
     Command::cargo_bin("skillgate").unwrap()
 }
 
-#[test]
-fn json_findings_follow_the_contract_and_exit_1() {
+/// `scan output --format FORMAT -` on [`TEXT`]: exits 1 (secrets found); its JSON output.
+fn scan_text_as(format: &str) -> serde_json::Value {
     let out = skillgate()
-        .args(["scan", "output", "--format", "json", "-"])
+        .args(["scan", "output", "--format", format, "-"])
         .write_stdin(TEXT)
         .assert()
         .code(1)
         .get_output()
         .stdout
         .clone();
-    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    serde_json::from_slice(&out).unwrap()
+}
+
+#[test]
+fn json_findings_follow_the_contract_and_exit_1() {
+    let v = scan_text_as("json");
     let f = &v["findings"];
     assert_eq!(f.as_array().unwrap().len(), 2);
     assert_eq!(f[0]["rule_id"], "aws-access-key-id");
@@ -32,7 +37,7 @@ fn json_findings_follow_the_contract_and_exit_1() {
     );
     assert_eq!(f[0]["decoded_from"], serde_json::json!([]));
     assert_eq!(f[1]["rule_id"], "database-url-password");
-    assert!(!String::from_utf8_lossy(&out).contains("LTN2H"));
+    assert!(!v.to_string().contains("LTN2H"));
 }
 
 #[test]
@@ -65,15 +70,7 @@ fn clean_input_exits_0_and_errors_exit_2() {
 
 #[test]
 fn sarif_and_text_formats() {
-    let out = skillgate()
-        .args(["scan", "output", "--format", "sarif", "-"])
-        .write_stdin(TEXT)
-        .assert()
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
-    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let v = scan_text_as("sarif");
     assert_eq!(v["version"], "2.1.0");
     let r = &v["runs"][0]["results"][0];
     assert_eq!(r["ruleId"], "aws-access-key-id");

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Times interpreter start-up side by side, in one run:
-#   bare      the interpreter alone (fork + exec from a harness)
+#   bare      the interpreter alone (spawned by the same harness)
 #   skillgate the same interpreter in skillgate's native sandbox (namespaces, fresh root,
-#             cgroup, landlock, rlimits), timed per run inside the example binary
+#             cgroup, landlock, rlimits; no seccomp filter, like bwrap's default)
 #   bwrap     the same interpreter under bubblewrap with comparable isolation
-# for `python3 -c pass` and `node -e 0`, and prints medians and ratios.
+# for `python3 -c pass` and `node -e 0`, and prints medians and ratios. One harness process
+# (the sandbox_run example) times all three, from spawn to exit, in rotating order.
 #
 # Usage: benches/sandbox_start.sh [RUNS]   (root; needs bubblewrap: apt-get install bubblewrap)
 set -euo pipefail
@@ -18,7 +19,7 @@ PY=$(python3 -c 'import sys; print(sys.executable)')   # the real executable, no
 NODE=$(node -p 'process.execPath')
 
 python3 - "$RUNS" "$EXAMPLE" "$PY" "$NODE" <<'PYEOF'
-import os, statistics, subprocess, sys, time
+import json, os, statistics, subprocess, sys
 
 runs, example, py, node = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 
@@ -45,49 +46,54 @@ def bwrap_cmd(exe, args):
     cmd += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache"]
     return cmd + [exe] + args
 
-# Every contender gets the same small environment the sandbox gives a skill (the caller's
-# variables, e.g. NODE_EXTRA_CA_CERTS, change start-up times by themselves).
-CLEAN_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"}
-
-def once(cmd):
-    t = time.perf_counter()
-    subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, check=True,
-                   env=CLEAN_ENV, cwd="/tmp")
-    return (time.perf_counter() - t) * 1000
-
-class Sandbox:
-    """The example binary in serve mode: one sandboxed run per line, timed inside."""
+class Timer:
+    """The example binary in serve mode times every contender in one process, the same way:
+    `go` is one run in skillgate's sandbox; a JSON argv is one run of that command outside
+    it, with the same small environment the sandbox gives a skill (the caller's variables,
+    e.g. NODE_EXTRA_CA_CERTS, change start-up times by themselves)."""
     def __init__(self, lang, code):
         self.p = subprocess.Popen([example, lang, code, "serve"], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    def once(self):
-        self.p.stdin.write("go\n"); self.p.stdin.flush()
-        line = self.p.stdout.readline()
-        if not line:
-            raise SystemExit("the sandboxed run failed")
-        return float(line)
+    def ask(self, line):
+        self.p.stdin.write(line + "\n"); self.p.stdin.flush()
+        out = self.p.stdout.readline()
+        if not out:
+            raise SystemExit(f"the timed run failed: {line}")
+        return float(out)
+    def sandbox(self):
+        return self.ask("go")
+    def command(self, argv):
+        return self.ask(json.dumps(argv))
     def close(self):
         self.p.stdin.close(); self.p.wait()
 
 cases = [("python3 -c pass", py, ["-c", "pass"], "python", "pass"),
          ("node -e 0", node, ["-e", "0"], "javascript", "0")]
-print(f"{runs} interleaved runs each; medians in ms (p10-p90); load {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
-print(f"{'case':18} {'bare':>16} {'skillgate':>16} {'bwrap':>16} {'sg/bare':>8} {'sg/bwrap':>9}")
+print(f"{runs} interleaved runs each, all timed by one harness process from spawn to exit;")
+print(f"medians in ms (p10-p90); load {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+print("ratios: of the medians, and [the median of the per-round ratios]")
+print(f"{'case':16} {'bare':>16} {'skillgate':>16} {'bwrap':>16} {'sg/bare':>15} {'sg/bwrap':>15}")
 for name, exe, args, lang, code in cases:
-    sandbox = Sandbox(lang, code)
+    timer = Timer(lang, code)
     bw_cmd = bwrap_cmd(exe, args)
     for _ in range(3):  # warm caches
-        once([exe] + args); sandbox.once(); once(bw_cmd)
+        timer.command([exe] + args); timer.sandbox(); timer.command(bw_cmd)
     bare, sg, bw = [], [], []
-    # Interleaved, so load from other processes on the machine hits all three alike.
-    for _ in range(runs):
-        bare.append(once([exe] + args))
-        sg.append(sandbox.once())
-        bw.append(once(bw_cmd))
-    sandbox.close()
+    # Interleaved, so load from other processes on the machine hits all three alike; the
+    # order rotates each round so no contender always runs right after another.
+    contenders = [lambda: bare.append(timer.command([exe] + args)),
+                  lambda: sg.append(timer.sandbox()),
+                  lambda: bw.append(timer.command(bw_cmd))]
+    for i in range(runs):
+        for k in range(3):
+            contenders[(i + k) % 3]()
+    timer.close()
     def fmt(v):
         q = statistics.quantiles(v, n=10)
         return f"{statistics.median(v):6.1f} ({q[0]:.0f}-{q[-1]:.0f})"
     m = statistics.median
-    print(f"{name:18} {fmt(bare):>16} {fmt(sg):>16} {fmt(bw):>16} {m(sg)/m(bare):8.2f} {m(sg)/m(bw):9.2f}")
+    def ratio(a, b):
+        paired = m([x / y for x, y in zip(a, b)])
+        return f"{m(a) / m(b):.2f} [{paired:.2f}]"
+    print(f"{name:16} {fmt(bare):>16} {fmt(sg):>16} {fmt(bw):>16} {ratio(sg, bare):>15} {ratio(sg, bw):>15}")
 PYEOF

@@ -5,8 +5,10 @@
 //! cargo run --release -p skillgate-sandbox --example sandbox_run -- python 'print(1)' [N]
 //! ```
 //! With `N`, runs the snippet N times and prints each run's wall time in milliseconds.
-//! With `serve` instead of `N`, runs it once per line read on stdin and answers each line
-//! with that run's milliseconds (so a harness can interleave it with other commands).
+//! With `serve` instead of `N`, answers each line read on stdin with milliseconds: `go`
+//! runs the snippet once in the sandbox; a JSON array of strings runs that command outside
+//! it (stdio to /dev/null, the same small environment, cwd `/tmp`). One process times
+//! every contender the same way, so a harness can interleave them fairly.
 use skillgate_core::{Caller, ExecRequest, Language, Skill};
 use skillgate_sandbox::NativeSandbox;
 use std::time::Instant;
@@ -45,11 +47,18 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         use std::io::{BufRead, Write};
         let mut out = std::io::stdout().lock();
         for line in std::io::stdin().lock().lines() {
-            line?;
-            let (o, ms) = run_once()?;
-            if o.exit_code != Some(0) {
-                return Err(format!("run failed: {}", o.status).into());
-            }
+            let line = line?;
+            let ms = if line.trim() == "go" {
+                let (o, ms) = run_once()?;
+                if o.exit_code != Some(0) {
+                    return Err(format!("run failed: {}", o.status).into());
+                }
+                ms
+            } else {
+                let argv: Vec<String> = serde_json::from_str(&line)
+                    .map_err(|e| format!("expected `go` or a JSON array of strings: {e}"))?;
+                time_command(&argv)?
+            };
             writeln!(out, "{ms:.3}")?;
             out.flush()?;
         }
@@ -80,4 +89,30 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         }
     }
     Ok(())
+}
+
+/// Runs `argv` outside the sandbox with the environment the sandbox gives a skill and
+/// returns its wall time in milliseconds, from spawn to exit.
+fn time_command(argv: &[String]) -> Result<f64, Box<dyn std::error::Error + Send + Sync>> {
+    use std::process::{Command, Stdio};
+    let (program, args) = argv.split_first().ok_or("an empty command")?;
+    let t = Instant::now();
+    let status = Command::new(program)
+        .args(args)
+        .env_clear()
+        .envs([
+            ("PATH", "/usr/local/bin:/usr/bin:/bin"),
+            ("HOME", "/tmp"),
+            ("LANG", "C.UTF-8"),
+        ])
+        .current_dir("/tmp")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()?;
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    if !status.success() {
+        return Err(format!("{program} failed: {status}").into());
+    }
+    Ok(ms)
 }

@@ -160,6 +160,31 @@ fn cpu_time_limit_is_resource_exhausted() {
 }
 
 #[test]
+fn reports_what_the_skill_used() {
+    // Half a second of CPU and 96 MiB touched, in a child process the skill waits for: the
+    // usage covers every process of the sandbox, not only the first.
+    let o = run(concat!(
+        "import os, time\n",
+        "pid = os.fork()\n",
+        "if pid == 0:\n",
+        "    b = bytearray(96 << 20)\n",
+        "    t = time.process_time()\n",
+        "    while time.process_time() - t < 0.5: pass\n",
+        "    os._exit(0)\n",
+        "os.waitpid(pid, 0)\n",
+    ));
+    assert_eq!(
+        o.status,
+        Status::Ok,
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let cpu = o.usage.user_cpu + o.usage.system_cpu;
+    assert!(cpu >= Duration::from_millis(500), "{:?}", o.usage);
+    assert!(o.usage.max_rss_bytes >= 96 << 20, "{:?}", o.usage);
+}
+
+#[test]
 fn output_cap_truncates_and_is_resource_exhausted() {
     let limits = Limits {
         stdout_cap: 1000,

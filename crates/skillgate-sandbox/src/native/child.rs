@@ -20,13 +20,17 @@ use super::plan::{Op, Plan};
 use std::ffi::CStr;
 use std::ptr::null;
 
-/// A message from the sandbox's processes to the parent: 16 bytes, written atomically.
+/// A message from the sandbox's processes to the parent: [`MSG_LEN`] bytes, written
+/// atomically (far below `PIPE_BUF`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Msg {
     pub(crate) kind: u32,
     pub(crate) a: i32,
     pub(crate) b: i32,
     pub(crate) c: i32,
+    /// With [`MSG_DONE`]: what the skill's processes used, as the init's reaped children
+    /// (`getrusage(RUSAGE_CHILDREN)`): user and system CPU in microseconds, peak RSS in KiB.
+    pub(crate) usage: [i64; 3],
 }
 
 /// The init entered its user namespace and waits for the id maps.
@@ -35,12 +39,12 @@ pub(crate) const MSG_READY: u32 = 1;
 pub(crate) const MSG_SETUP_FAILED: u32 = 2;
 /// The interpreter process could not be confined or exec'd: `a` = stage, `b` = errno.
 pub(crate) const MSG_EXEC_FAILED: u32 = 3;
-/// The skill ended: `a` = exit code (or -1), `b` = signal (or 0). Everything else in the
-/// sandbox was killed and reaped before this is sent.
+/// The skill ended: `a` = exit code (or -1), `b` = signal (or 0), `usage` = its resource
+/// usage. Everything else in the sandbox was killed and reaped before this is sent.
 pub(crate) const MSG_DONE: u32 = 4;
 
 /// Size of a [`Msg`] on the wire.
-pub(crate) const MSG_LEN: usize = 16;
+pub(crate) const MSG_LEN: usize = 40;
 
 impl Msg {
     pub(crate) fn to_bytes(self) -> [u8; MSG_LEN] {
@@ -49,16 +53,25 @@ impl Msg {
         b[4..8].copy_from_slice(&self.a.to_ne_bytes());
         b[8..12].copy_from_slice(&self.b.to_ne_bytes());
         b[12..16].copy_from_slice(&self.c.to_ne_bytes());
+        for (i, v) in self.usage.iter().enumerate() {
+            b[16 + 8 * i..24 + 8 * i].copy_from_slice(&v.to_ne_bytes());
+        }
         b
     }
 
     pub(crate) fn from_bytes(b: &[u8; MSG_LEN]) -> Msg {
         let word = |i: usize| [b[i], b[i + 1], b[i + 2], b[i + 3]];
+        let long = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&b[16 + 8 * i..24 + 8 * i]);
+            i64::from_ne_bytes(w)
+        };
         Msg {
             kind: u32::from_ne_bytes(word(0)),
             a: i32::from_ne_bytes(word(4)),
             b: i32::from_ne_bytes(word(8)),
             c: i32::from_ne_bytes(word(12)),
+            usage: [long(0), long(1), long(2)],
         }
     }
 }
@@ -163,6 +176,7 @@ fn fail(plan: &Plan, kind: u32, stage: Stage, index: i32) -> ! {
             a: stage as i32,
             b: e,
             c: index,
+            ..Msg::default()
         },
     );
     // SAFETY: `_exit` ends the process without running any Rust or libc cleanup.
@@ -292,6 +306,10 @@ fn init(plan: &Plan) -> ! {
                 libc::kill(-1, libc::SIGKILL);
             }
         }
+        // Every process of the sandbox is reaped: its children's usage is the skill's.
+        let mut ru: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru);
+        let micros = |t: libc::timeval| t.tv_sec * 1_000_000 + t.tv_usec;
         send(
             st,
             Msg {
@@ -299,6 +317,7 @@ fn init(plan: &Plan) -> ! {
                 a: code,
                 b: sig,
                 c: 0,
+                usage: [micros(ru.ru_utime), micros(ru.ru_stime), ru.ru_maxrss],
             },
         );
         // Stay alive (keeping /out readable through /proc/<pid>/root) until the parent
@@ -651,6 +670,7 @@ mod tests {
             a: -1,
             b: 9,
             c: 3,
+            usage: [1_234_567, i64::MAX, -2],
         };
         assert_eq!(Msg::from_bytes(&m.to_bytes()), m);
     }

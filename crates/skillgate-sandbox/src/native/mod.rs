@@ -11,9 +11,11 @@
 //!    entered its user namespace, and feeds stdin;
 //! 5. stdout and stderr are captured under caps while the wall clock runs; at the deadline
 //!    the init is killed, which kills every process of its pid namespace;
-//! 6. when the skill ends, the init kills whatever it left behind and reports; the host
-//!    collects the artifacts from the sandbox's `/out` (through `/proc/<init>/root`, never
-//!    following links), then lets the init go.
+//! 6. when the skill ends, the init kills whatever it left behind and reports how it ended
+//!    and what it used; the host collects the artifacts from the sandbox's `/out` (through
+//!    `/proc/<init>/root`, never following links) and returns the outcome;
+//! 7. then, on a thread of its own, the host kills and reaps the init (the kernel tears the
+//!    namespaces down) and removes the cgroup; dropping the sandbox waits for that.
 mod cgroup;
 mod child;
 mod layout;
@@ -38,7 +40,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::mpsc;
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 /// Compiled seccomp filters attached to a request (in `ExecRequest::extensions`): a stack,
 /// installed in order as the last step before exec (the kernel runs them all and keeps
@@ -138,6 +141,7 @@ pub struct NativeSandbox {
     host: Arc<HostSupport>,
     seccomp_compiler: Option<SeccompCompiler>,
     host_id_base: u32,
+    teardowns: Arc<Teardowns>,
 }
 
 impl std::fmt::Debug for NativeSandbox {
@@ -165,6 +169,7 @@ impl NativeSandbox {
             host: Arc::new(HostSupport::detect()),
             seccomp_compiler: None,
             host_id_base: DEFAULT_HOST_ID_BASE,
+            teardowns: Arc::default(),
         }
     }
 
@@ -424,11 +429,17 @@ impl NativeSandbox {
 
         let mut timed_out = false;
         let mut exec_failure = None;
-        let mut ended: Option<(i32, i32)> = None;
+        let mut ended: Option<(i32, i32, (Duration, Duration, u64))> = None;
         loop {
             match recv(&msg_rx) {
                 Ok(m) if m.kind == MSG_DONE => {
-                    ended = Some((m.a, m.b));
+                    let [user, system, rss_kib] = m.usage.map(|v| u64::try_from(v).unwrap_or(0));
+                    let usage = (
+                        Duration::from_micros(user),
+                        Duration::from_micros(system),
+                        rss_kib.saturating_mul(1024),
+                    );
+                    ended = Some((m.a, m.b, usage));
                     break;
                 }
                 Ok(m) if m.kind == MSG_EXEC_FAILED || m.kind == MSG_SETUP_FAILED => {
@@ -442,26 +453,38 @@ impl NativeSandbox {
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
-        let (artifacts, mut artifact_findings) = if ended.is_some() {
-            let out = PathBuf::from(format!("/proc/{pid}/root{}", layout::OUT_DIR));
-            artifacts::collect(&out, limits.artifact_file_cap, limits.artifact_total_cap)
-        } else {
-            (Vec::new(), Vec::new())
+        let remains = Remains {
+            init,
+            sync,
+            cgroup,
+            cleanup,
         };
-        // Killing the init kills every process of the sandbox's pid namespace.
-        init.kill();
-        cgroup.kill_all();
-        drop(sync);
-        let waited =
-            crate::reap::wait4(pid).map_err(|e| ExecError::io("waiting for the sandbox", e));
-        std::mem::forget(init);
-        let waited = waited?;
+        let (artifacts, mut artifact_findings, usage, events) = match ended {
+            Some((_, _, usage)) => {
+                let out = PathBuf::from(format!("/proc/{pid}/root{}", layout::OUT_DIR));
+                let (artifacts, findings) =
+                    artifacts::collect(&out, limits.artifact_file_cap, limits.artifact_total_cap);
+                // Every process but the init is gone, so the limit events are final. The
+                // rest (killing and reaping the init, the kernel's namespace teardown,
+                // removing the cgroup) happens after the outcome is returned.
+                let events = remains.cgroup.events();
+                self.teardowns.defer(move || {
+                    if let Err(e) = remains.end().0 {
+                        tracing::warn!("reaping a finished sandbox's init: {e}");
+                    }
+                });
+                (artifacts, findings, usage, events)
+            }
+            None => {
+                let (waited, events) = remains.end();
+                let w = waited.map_err(|e| ExecError::io("waiting for the sandbox", e))?;
+                let usage = (w.user_cpu, w.system_cpu, w.max_rss_bytes);
+                (Vec::new(), Vec::new(), usage, events)
+            }
+        };
         let wall = started.elapsed();
         let (stdout, stdout_truncated, stderr, stderr_truncated) = captures.finish();
         let _ = writer.join();
-        let events = cgroup.events();
-        drop(cgroup);
-        let _ = cleanup.join();
         if let Some(e) = exec_failure {
             return Err(e);
         }
@@ -471,7 +494,7 @@ impl NativeSandbox {
             ));
         }
         let (exit_code, signal) = match ended {
-            Some((code, sig)) => ((code >= 0).then_some(code), (sig > 0).then_some(sig)),
+            Some((code, sig, _)) => ((code >= 0).then_some(code), (sig > 0).then_some(sig)),
             None => (None, Some(libc::SIGKILL)),
         };
         let res = ProcessResult {
@@ -484,9 +507,9 @@ impl NativeSandbox {
             timed_out,
             usage: ResourceUsage {
                 wall,
-                user_cpu: waited.user_cpu,
-                system_cpu: waited.system_cpu,
-                max_rss_bytes: events.peak_memory.max(waited.max_rss_bytes),
+                user_cpu: usage.0,
+                system_cpu: usage.1,
+                max_rss_bytes: events.peak_memory.max(usage.2),
             },
         };
         let mut outcome = outcome_from(res, &limits);
@@ -501,6 +524,70 @@ impl NativeSandbox {
             self.host.describe(),
         ));
         Ok(outcome)
+    }
+}
+
+/// What is left of a run once the skill has ended or timed out: its init (alive until the
+/// sync pipe closes, keeping `/out` readable), the cgroup, and the staging directory's
+/// removal.
+struct Remains {
+    // Field order is drop order: the init is killed and reaped before its cgroup goes.
+    init: InitGuard,
+    sync: File,
+    cgroup: RunCgroup,
+    cleanup: JoinHandle<()>,
+}
+
+impl Remains {
+    /// Kills the init, which kills every process of the sandbox's pid namespace, reaps it
+    /// (its usage and the cgroup's limit events are returned), removes the cgroup and waits
+    /// for the staging directory to be gone.
+    fn end(self) -> (std::io::Result<crate::reap::Waited>, LimitEvents) {
+        let Remains {
+            init,
+            sync,
+            cgroup,
+            cleanup,
+        } = self;
+        init.kill();
+        cgroup.kill_all();
+        drop(sync);
+        let waited = crate::reap::wait4(init.pid);
+        std::mem::forget(init);
+        let events = cgroup.events();
+        drop(cgroup);
+        let _ = cleanup.join();
+        (waited, events)
+    }
+}
+
+/// Teardowns of finished runs, done after their outcomes were returned. Dropping the last
+/// clone of the sandbox waits for them, so no init or cgroup outlives it.
+#[derive(Default)]
+struct Teardowns(std::sync::Mutex<Vec<JoinHandle<()>>>);
+
+impl Teardowns {
+    /// Runs `teardown` on a thread of its own. When no thread can be had, the closure is
+    /// dropped unrun, here and now: what it owns must clean up when dropped ([`Remains`]
+    /// does, through [`InitGuard`] and the cgroup's `Drop`).
+    fn defer(&self, teardown: impl FnOnce() + Send + 'static) {
+        let spawned = std::thread::Builder::new()
+            .name("sandbox-teardown".into())
+            .spawn(teardown);
+        let mut pending = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        pending.retain(|h| !h.is_finished());
+        if let Ok(handle) = spawned {
+            pending.push(handle);
+        }
+    }
+}
+
+impl Drop for Teardowns {
+    fn drop(&mut self) {
+        let pending = self.0.get_mut().unwrap_or_else(|p| p.into_inner());
+        for handle in pending.drain(..) {
+            let _ = handle.join();
+        }
     }
 }
 
@@ -638,6 +725,7 @@ mod tests {
             a: Stage::UnshareUser as i32,
             b: libc::EPERM,
             c: -1,
+            ..Msg::default()
         })
         .to_string();
         assert!(e.contains("user.max_user_namespaces"), "{e}");
@@ -647,6 +735,7 @@ mod tests {
             a: Stage::Exec as i32,
             b: libc::ENOENT,
             c: -1,
+            ..Msg::default()
         })
         .to_string();
         assert!(e.contains("executing the interpreter"), "{e}");

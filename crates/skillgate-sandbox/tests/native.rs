@@ -55,6 +55,27 @@ fn runs_a_skill_with_its_input_as_the_sandbox_user() {
 }
 
 #[test]
+fn small_and_large_inputs_arrive_whole() {
+    // A small input goes into the pipe at once; one larger than the pipe is fed while the
+    // skill reads.
+    for len in [10, 4096, 3 << 20] {
+        let input = serde_json::json!({ "x": "a".repeat(len) });
+        let o = run_with(
+            "import json,sys; print(len(json.load(sys.stdin)['x']))",
+            Limits::default(),
+            |req| req.input = input,
+        );
+        assert_eq!(
+            o.status,
+            Status::Ok,
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert_eq!(o.stdout, format!("{len}\n").into_bytes());
+    }
+}
+
+#[test]
 fn non_zero_exit_is_ok_with_the_code() {
     let o = run("import sys; sys.exit(3)");
     assert_eq!((o.status, o.exit_code), (Status::Ok, Some(3)));

@@ -413,18 +413,11 @@ impl NativeSandbox {
         // On v1 the init joined its cgroups before reporting ready: make sure it did.
         cgroup.confirm(pid)?;
         write_id_maps(pid, self.host_id_base, req.spec.uid, req.spec.gid)?;
-        // The init has built its root and left the staging directory behind: remove it
-        // while the skill runs.
-        let cleanup = std::thread::spawn(move || drop(dir));
         let mut sync = File::from(sync_w);
         sync.write_all(&[1])
             .map_err(|e| ExecError::io("releasing the sandbox's init", e))?;
 
-        let mut stdin = File::from(stdin_w);
-        let writer = std::thread::spawn(move || {
-            // A skill that never reads its stdin closes the pipe: EPIPE is not our failure.
-            let _ = stdin.write_all(&stdin_bytes);
-        });
+        let writer = feed_stdin(File::from(stdin_w), stdin_bytes);
         let captures = Captures::start(File::from(stdout_r), File::from(stderr_r), &limits);
 
         let mut timed_out = false;
@@ -457,7 +450,7 @@ impl NativeSandbox {
             init,
             sync,
             cgroup,
-            cleanup,
+            staging: dir,
         };
         let (artifacts, mut artifact_findings, usage, events) = match ended {
             Some((_, _, usage)) => {
@@ -484,7 +477,9 @@ impl NativeSandbox {
         };
         let wall = started.elapsed();
         let (stdout, stdout_truncated, stderr, stderr_truncated) = captures.finish();
-        let _ = writer.join();
+        if let Some(writer) = writer {
+            let _ = writer.join();
+        }
         if let Some(e) = exec_failure {
             return Err(e);
         }
@@ -528,26 +523,27 @@ impl NativeSandbox {
 }
 
 /// What is left of a run once the skill has ended or timed out: its init (alive until the
-/// sync pipe closes, keeping `/out` readable), the cgroup, and the staging directory's
-/// removal.
+/// sync pipe closes, keeping `/out` readable), the cgroup, and the staging directory (left
+/// behind by the init once it built the root; removed after the run, not while the skill
+/// starts and needs the CPU).
 struct Remains {
     // Field order is drop order: the init is killed and reaped before its cgroup goes.
     init: InitGuard,
     sync: File,
     cgroup: RunCgroup,
-    cleanup: JoinHandle<()>,
+    staging: WorkDir,
 }
 
 impl Remains {
     /// Kills the init, which kills every process of the sandbox's pid namespace, reaps it
-    /// (its usage and the cgroup's limit events are returned), removes the cgroup and waits
-    /// for the staging directory to be gone.
+    /// (its usage and the cgroup's limit events are returned), and removes the cgroup and
+    /// the staging directory.
     fn end(self) -> (std::io::Result<crate::reap::Waited>, LimitEvents) {
         let Remains {
             init,
             sync,
             cgroup,
-            cleanup,
+            staging,
         } = self;
         init.kill();
         cgroup.kill_all();
@@ -556,7 +552,7 @@ impl Remains {
         std::mem::forget(init);
         let events = cgroup.events();
         drop(cgroup);
-        let _ = cleanup.join();
+        drop(staging);
         (waited, events)
     }
 }
@@ -589,6 +585,20 @@ impl Drop for Teardowns {
             let _ = handle.join();
         }
     }
+}
+
+/// Writes the skill's input to its stdin and closes it. An input that fits in a pipe's
+/// atomic size goes in at once (a new pipe always takes that much without blocking); a
+/// larger one is fed by a thread while the skill reads, joined through the handle.
+fn feed_stdin(mut stdin: File, input: Vec<u8>) -> Option<JoinHandle<()>> {
+    // A skill that never reads its stdin closes the pipe: EPIPE is not our failure.
+    if input.len() <= libc::PIPE_BUF {
+        let _ = stdin.write_all(&input);
+        return None;
+    }
+    Some(std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    }))
 }
 
 /// Kills the init (and so the whole sandbox) if the run is abandoned by an early return.

@@ -15,11 +15,7 @@ pub struct WorkDir {
 impl WorkDir {
     /// Creates `<tmp>/work/<entry>` with the skill's code and an empty `<tmp>/out`.
     pub fn prepare(skill: &Skill) -> Result<WorkDir, ExecError> {
-        Self::prepare_in(skill, &std::env::temp_dir())
-    }
-
-    /// Like [`prepare`](Self::prepare), under `base` instead of the temporary directory.
-    pub fn prepare_in(skill: &Skill, base: &Path) -> Result<WorkDir, ExecError> {
+        let base = std::env::temp_dir();
         let rel = safe_relative(&skill.entry).ok_or_else(|| {
             ExecError::Other(format!(
                 "entry path `{}` must be relative and stay inside the skill folder",
@@ -28,7 +24,7 @@ impl WorkDir {
         })?;
         let root = tempfile::Builder::new()
             .prefix("skillgate-run-")
-            .tempdir_in(base)
+            .tempdir_in(&base)
             .map_err(|e| {
                 ExecError::io(
                     format!("creating the work directory in {}", base.display()),
@@ -66,31 +62,13 @@ impl WorkDir {
 }
 
 /// `scripts/main.py` → itself; `/etc/x`, `../x`, `` → `None`.
-fn safe_relative(p: &str) -> Option<PathBuf> {
+pub(crate) fn safe_relative(p: &str) -> Option<PathBuf> {
     let path = Path::new(p);
     let ok = !p.is_empty()
         && path
             .components()
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
     ok.then(|| path.to_path_buf())
-}
-
-/// Where the native sandbox stages a run (the skill's files and the generated `/etc`, which
-/// its init copies into the new root, after which the staging directory is removed):
-/// `/dev/shm` when it is a tmpfs, since creating and removing a few small files there costs
-/// a fraction of what it costs on a journaling disk file system; the temporary directory
-/// otherwise.
-pub(crate) fn staging_base() -> &'static Path {
-    static BASE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BASE.get_or_init(|| {
-        let shm = Path::new("/dev/shm");
-        let on_tmpfs = rustix::fs::statfs(shm).is_ok_and(|s| s.f_type == libc::TMPFS_MAGIC);
-        if on_tmpfs {
-            shm.to_path_buf()
-        } else {
-            std::env::temp_dir()
-        }
-    })
 }
 
 #[cfg(test)]

@@ -368,6 +368,31 @@ fn close_all_but(plan: &Plan) {
 }
 
 /// Runs one mount step; returns the failing call's result (< 0) or 0.
+/// Creates (or truncates) a file for writing.
+fn create(path: &CStr, mode: u32) -> libc::c_int {
+    // SAFETY: `path` is a NUL-terminated string alive for the call.
+    unsafe {
+        libc::open(
+            p(path),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC,
+            mode,
+        )
+    }
+}
+
+/// Writes all of `bytes` to `fd`: 0, or -1 on an error or a write that makes no progress.
+fn write_all(fd: libc::c_int, mut bytes: &[u8]) -> libc::c_int {
+    while !bytes.is_empty() {
+        // SAFETY: writes from a live slice, at most its length.
+        let w = unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
+        if w <= 0 {
+            return -1;
+        }
+        bytes = &bytes[w as usize..];
+    }
+    0
+}
+
 fn run_op(op: &Op) -> libc::c_int {
     // SAFETY: every pointer is a NUL-terminated string owned by the plan, alive for the
     // call; `buf` is a stack buffer of the size passed.
@@ -417,40 +442,31 @@ fn run_op(op: &Op) -> libc::c_int {
                 if from < 0 {
                     return -1;
                 }
-                let to = libc::open(
-                    p(dst),
-                    libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC | libc::O_CLOEXEC,
-                    *mode,
-                );
+                let to = create(dst, *mode);
                 if to < 0 {
                     libc::close(from);
                     return -1;
                 }
                 let mut buf = [0u8; 16 * 1024];
-                let mut r = 0;
-                loop {
+                let r = loop {
                     let n = libc::read(from, buf.as_mut_ptr().cast(), buf.len());
-                    if n == 0 {
-                        break;
+                    if n <= 0 {
+                        break if n < 0 { -1 } else { 0 };
                     }
-                    if n < 0 {
-                        r = -1;
-                        break;
+                    if write_all(to, &buf[..n as usize]) < 0 {
+                        break -1;
                     }
-                    let mut off = 0usize;
-                    while off < n as usize {
-                        let w = libc::write(to, buf[off..].as_ptr().cast(), n as usize - off);
-                        if w <= 0 {
-                            r = -1;
-                            break;
-                        }
-                        off += w as usize;
-                    }
-                    if r < 0 {
-                        break;
-                    }
-                }
+                };
                 libc::close(from);
+                libc::close(to);
+                r
+            }
+            Op::Write { dst, bytes, mode } => {
+                let to = create(dst, *mode);
+                if to < 0 {
+                    return -1;
+                }
+                let r = write_all(to, bytes);
                 libc::close(to);
                 r
             }

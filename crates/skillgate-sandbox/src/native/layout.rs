@@ -16,12 +16,11 @@
 #![allow(unsafe_code)]
 
 use super::plan::{ChildFds, LandlockPlan, LandlockRule, Op, Plan, SeccompPlan, cstr, ptr_array};
-use crate::workdir::WorkDir;
 use crate::{Interpreter, rlimits::RlimitSet};
 use skillgate_core::{ExecError, SandboxSpec, Skill};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::CString;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Component, Path, PathBuf};
 
 /// The working directory (and `HOME`) inside the sandbox.
@@ -34,6 +33,8 @@ const MAX_SKILL_FILES: usize = 1000;
 const SYSTEM_DIRS: [&str; 7] = [
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
 ];
+/// The dynamic loader's cache, copied into the sandbox's `/etc`.
+const LD_SO_CACHE: &str = "/etc/ld.so.cache";
 /// Devices bound into `/dev`.
 const DEVICES: [&str; 5] = ["null", "zero", "full", "random", "urandom"];
 
@@ -73,7 +74,6 @@ fn handled(abi: u32) -> u64 {
 
 /// What [`build`] needs.
 pub(crate) struct Inputs<'a> {
-    pub(crate) dir: &'a WorkDir,
     pub(crate) skill: &'a Skill,
     pub(crate) interp: &'a Interpreter,
     pub(crate) spec: &'a SandboxSpec,
@@ -173,12 +173,10 @@ fn covered_by_system_dirs(p: &Path) -> bool {
         .any(|d| p.starts_with(d) && !Path::new(d).is_symlink())
 }
 
-/// Writes the sandbox's `/etc` into the staging directory.
-fn write_etc(etc: &Path, spec: &SandboxSpec) -> Result<(), ExecError> {
-    let io = |e| ExecError::io(format!("writing {}", etc.display()), e);
-    std::fs::create_dir_all(etc).map_err(io)?;
+/// The sandbox's generated `/etc` files: (name, contents).
+fn etc_files(spec: &SandboxSpec) -> [(&'static str, String); 5] {
     let (u, g) = (spec.uid, spec.gid);
-    let files = [
+    [
         (
             "passwd",
             format!(
@@ -195,13 +193,51 @@ fn write_etc(etc: &Path, spec: &SandboxSpec) -> Result<(), ExecError> {
             "nsswitch.conf",
             "passwd: files\ngroup: files\nhosts: files\n".to_string(),
         ),
-    ];
-    for (name, text) in files {
-        std::fs::write(etc.join(name), text).map_err(io)?;
-    }
-    // The dynamic loader's cache makes library lookups fast; it holds no secrets.
-    if Path::new("/etc/ld.so.cache").is_file() {
-        std::fs::copy("/etc/ld.so.cache", etc.join("ld.so.cache")).map_err(io)?;
+    ]
+}
+
+/// Where every run mounts its new root: an empty directory owned by this (root) user and
+/// writable by nobody else, created once (`/run/skillgate/root`, or under the temporary
+/// directory without `/run`). Each run mounts its root there inside its own private mount
+/// namespace, so runs never see each other's, and nothing of a run is written on the host.
+pub(crate) fn root_mount_point() -> Result<&'static Path, ExecError> {
+    static POINT: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    POINT
+        .get_or_init(|| {
+            let base = if Path::new("/run").is_dir() {
+                PathBuf::from("/run/skillgate")
+            } else {
+                std::env::temp_dir().join("skillgate")
+            };
+            let point = base.join("root");
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&point)
+                .map_err(|e| format!("creating {}: {e}", point.display()))?;
+            for d in [&base, &point] {
+                trusted_dir(d)?;
+            }
+            Ok(point)
+        })
+        .as_ref()
+        .map(PathBuf::as_path)
+        .map_err(|why| {
+            ExecError::HostUnsupported(format!("the sandbox's root mount point is unusable: {why}"))
+        })
+}
+
+/// A real directory (not a link) owned by this user that nobody else can write to.
+fn trusted_dir(d: &Path) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(d).map_err(|e| format!("{}: {e}", d.display()))?;
+    let me = rustix::process::geteuid().as_raw();
+    if !m.is_dir() || m.uid() != me || m.mode() & 0o022 != 0 {
+        return Err(format!(
+            "{} must be a directory owned by uid {me} and not writable by others; remove it \
+             and let skillgate create it",
+            d.display()
+        ));
     }
     Ok(())
 }
@@ -238,14 +274,13 @@ fn skill_files(src: &Path, entry: &Path) -> Result<Vec<(PathBuf, bool)>, ExecErr
 
 /// Builds the plan.
 pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
-    let staging = i.dir.root();
-    let io = |what: &str, e| ExecError::io(format!("{what} in {}", staging.display()), e);
-    // The init builds the root as host root; nobody else needs to enter the staging area.
-    let root = staging.join("root");
-    std::fs::create_dir(&root).map_err(|e| io("creating the root mount point", e))?;
-    let etc = staging.join("etc");
-    write_etc(&etc, i.spec)?;
-
+    let entry_rel = crate::workdir::safe_relative(&i.skill.entry).ok_or_else(|| {
+        ExecError::Other(format!(
+            "entry path `{}` must be relative and stay inside the skill folder",
+            i.skill.entry
+        ))
+    })?;
+    let root = root_mount_point()?.to_path_buf();
     let mut b = Builder {
         root: root.clone(),
         ops: Vec::new(),
@@ -262,7 +297,8 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
         let p = Path::new(d);
         match std::fs::symlink_metadata(p) {
             Ok(m) if m.file_type().is_symlink() => {
-                let target = std::fs::read_link(p).map_err(|e| io("reading a link", e))?;
+                let target = std::fs::read_link(p)
+                    .map_err(|e| ExecError::io(format!("reading the link {d}"), e))?;
                 b.ops.push(Op::Symlink {
                     target: cstr(target)?,
                     link: cstr(b.host(p))?,
@@ -280,24 +316,25 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
             b.bind_ro(&c)?;
         }
     }
-    // /etc: a tmpfs with copies of the generated files, so the staging directory can go
-    // as soon as the root is built.
+    // /etc: a tmpfs with the generated files and a copy of the loader's cache.
     b.tmpfs(
         "/etc",
         "size=4m,mode=0755".into(),
         nosuid_nodev | libc::MS_NOEXEC,
     )?;
     let etc_host = b.host(Path::new("/etc"));
-    let mut staged: Vec<_> = std::fs::read_dir(&etc)
-        .map_err(|e| io("listing the generated /etc", e))?
-        .flatten()
-        .map(|e| e.file_name())
-        .collect();
-    staged.sort();
-    for name in staged {
+    for (name, text) in etc_files(i.spec) {
+        b.ops.push(Op::Write {
+            dst: cstr(etc_host.join(name))?,
+            bytes: text.into_bytes().into(),
+            mode: 0o644,
+        });
+    }
+    // The dynamic loader's cache makes library lookups fast; it holds no secrets.
+    if Path::new(LD_SO_CACHE).is_file() {
         b.ops.push(Op::Copy {
-            src: cstr(etc.join(&name))?,
-            dst: cstr(etc_host.join(&name))?,
+            src: cstr(LD_SO_CACHE)?,
+            dst: cstr(etc_host.join("ld.so.cache"))?,
             mode: 0o644,
         });
     }
@@ -360,12 +397,6 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
 
     // The skill's files: the folder's other files first, then the entry (the scanned
     // code, which wins over a file of the same name).
-    let entry_rel = i
-        .dir
-        .entry()
-        .strip_prefix(i.dir.work())
-        .map_err(|_| ExecError::Other("entry outside the work directory".into()))?
-        .to_path_buf();
     let work_host = b.host(Path::new(WORK_DIR));
     if let Some(src) = &i.skill.source_dir {
         for (rel, is_dir) in skill_files(src, &entry_rel)? {
@@ -395,9 +426,9 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
             }
         }
     }
-    b.ops.push(Op::Copy {
-        src: cstr(i.dir.entry())?,
+    b.ops.push(Op::Write {
         dst: cstr(work_host.join(&entry_rel))?,
+        bytes: i.skill.code.clone(),
         mode: 0o644,
     });
     // Nothing can be created in the root itself.
@@ -405,9 +436,6 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
         dst: cstr(&root)?,
         flags: libc::MS_RDONLY | nosuid_nodev,
     });
-    // The staging directory is mode 0700 and owned by the host's root: fine, the init
-    // reads it before leaving the host's user namespace.
-    let _ = std::fs::set_permissions(staging, std::fs::Permissions::from_mode(0o700));
 
     let landlock = i.landlock_abi.map(|abi| {
         let all = handled(abi);
@@ -477,6 +505,27 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_root_mount_point_must_be_private_to_this_user() {
+        use std::os::unix::fs::PermissionsExt;
+        let t = tempfile::tempdir().unwrap();
+        let ok = t.path().join("ok");
+        std::fs::create_dir(&ok).unwrap();
+        std::fs::set_permissions(&ok, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(trusted_dir(&ok), Ok(()));
+        let open = t.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let why = trusted_dir(&open).unwrap_err();
+        assert!(why.contains("not writable by others"), "{why}");
+        let link = t.path().join("link");
+        std::os::unix::fs::symlink(&ok, &link).unwrap();
+        assert!(trusted_dir(&link).is_err());
+        assert!(trusted_dir(&t.path().join("missing")).is_err());
+        let point = root_mount_point().unwrap();
+        assert_eq!(trusted_dir(point), Ok(()));
+    }
 
     #[test]
     fn handled_rights_grow_with_the_abi() {

@@ -3,9 +3,10 @@
 //! One run, from the host's side:
 //!
 //! 1. the spec is checked against what this host can enforce (fail closed);
-//! 2. a staging directory gets the skill's files and a minimal `/etc`; a cgroup gets the
-//!    memory and pids limits;
-//! 3. every path, string, argument vector and BPF program is prepared ([`plan`]);
+//! 2. a cgroup gets the memory and pids limits;
+//! 3. every path, string, argument vector, file to write (the skill's code, a minimal
+//!    `/etc`) and BPF program is prepared ([`plan`]); nothing of the run is written on the
+//!    host;
 //! 4. a raw `clone` starts the sandbox's init in new mount and pid namespaces
 //!    ([`child`]); the host moves it into the cgroup, writes its uid/gid maps when it has
 //!    entered its user namespace, and feeds stdin;
@@ -24,7 +25,7 @@ mod plan;
 pub use cgroup::CgroupMode;
 
 use crate::supervisor::{Captures, ProcessResult};
-use crate::workdir::{OUTPUT_DIR_ENV, WorkDir};
+use crate::workdir::OUTPUT_DIR_ENV;
 use crate::{Interpreter, artifacts, outcome_from};
 use cgroup::{LimitEvents, RunCgroup};
 use child::{MSG_DONE, MSG_EXEC_FAILED, MSG_LEN, MSG_READY, MSG_SETUP_FAILED, Msg, Stage};
@@ -313,10 +314,6 @@ impl NativeSandbox {
             self.interpreters.get(&skill.language).map(PathBuf::as_path),
         )?;
         let seccomp = self.seccomp_filter(req)?;
-        // Staged in RAM where possible; fall back to the temporary directory (a small or
-        // full /dev/shm, as in some containers).
-        let dir = WorkDir::prepare_in(skill, crate::workdir::staging_base())
-            .or_else(|_| WorkDir::prepare(skill))?;
         let stdin_bytes = serde_json::to_vec(&req.input)
             .map_err(|e| ExecError::Other(format!("serializing the input: {e}")))?;
 
@@ -352,7 +349,6 @@ impl NativeSandbox {
         env.insert("TMPDIR".into(), "/tmp".into());
         let cgroup = RunCgroup::create(&self.host.cgroups, limits.memory_bytes, limits.pids)?;
         let mut plan = layout::build(&layout::Inputs {
-            dir: &dir,
             skill,
             interp: &interp,
             spec: &req.spec,
@@ -446,12 +442,7 @@ impl NativeSandbox {
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
-        let remains = Remains {
-            init,
-            sync,
-            cgroup,
-            staging: dir,
-        };
+        let remains = Remains { init, sync, cgroup };
         let (artifacts, mut artifact_findings, usage, events) = match ended {
             Some((_, _, usage)) => {
                 let out = PathBuf::from(format!("/proc/{pid}/root{}", layout::OUT_DIR));
@@ -523,28 +514,19 @@ impl NativeSandbox {
 }
 
 /// What is left of a run once the skill has ended or timed out: its init (alive until the
-/// sync pipe closes, keeping `/out` readable), the cgroup, and the staging directory (left
-/// behind by the init once it built the root; removed after the run, not while the skill
-/// starts and needs the CPU).
+/// sync pipe closes, keeping `/out` readable) and the cgroup.
 struct Remains {
     // Field order is drop order: the init is killed and reaped before its cgroup goes.
     init: InitGuard,
     sync: File,
     cgroup: RunCgroup,
-    staging: WorkDir,
 }
 
 impl Remains {
     /// Kills the init, which kills every process of the sandbox's pid namespace, reaps it
-    /// (its usage and the cgroup's limit events are returned), and removes the cgroup and
-    /// the staging directory.
+    /// (its usage and the cgroup's limit events are returned), and removes the cgroup.
     fn end(self) -> (std::io::Result<crate::reap::Waited>, LimitEvents) {
-        let Remains {
-            init,
-            sync,
-            cgroup,
-            staging,
-        } = self;
+        let Remains { init, sync, cgroup } = self;
         init.kill();
         cgroup.kill_all();
         drop(sync);
@@ -552,7 +534,6 @@ impl Remains {
         std::mem::forget(init);
         let events = cgroup.events();
         drop(cgroup);
-        drop(staging);
         (waited, events)
     }
 }

@@ -35,6 +35,12 @@ pub(crate) enum Op {
         dst: CString,
         mode: u32,
     },
+    /// Writes these bytes into a new file.
+    Write {
+        dst: CString,
+        bytes: std::sync::Arc<[u8]>,
+        mode: u32,
+    },
     /// A fresh proc for the sandbox's pid namespace.
     Proc { dst: CString },
     /// Remounts an existing mount point with these flags.

@@ -273,13 +273,32 @@ fn init(plan: &Plan) -> ! {
         );
         loopback_up(plan);
 
-        let child = libc::syscall(libc::SYS_clone, libc::SIGCHLD as libc::c_ulong, 0, 0, 0, 0);
+        // The interpreter process shares the init's memory until it execs or exits
+        // (CLONE_VM | CLONE_VFORK, as posix_spawn does), so starting it copies no page
+        // tables; the init sleeps until then. It runs on a stack of its own.
+        let stack = libc::mmap(
+            std::ptr::null_mut(),
+            SKILL_STACK,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+            -1,
+            0,
+        );
+        if stack == libc::MAP_FAILED {
+            fail(plan, MSG_SETUP_FAILED, Stage::Fork, -1);
+        }
+        let child = libc::clone(
+            start_skill,
+            stack.cast::<u8>().add(SKILL_STACK).cast(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            std::ptr::from_ref(plan).cast_mut().cast(),
+        );
         if child < 0 {
             fail(plan, MSG_SETUP_FAILED, Stage::Fork, -1);
         }
-        if child == 0 {
-            exec_skill(plan);
-        }
+        // The child has exec'd (or exited): its stack is free.
+        libc::munmap(stack, SKILL_STACK);
+        let child = libc::c_long::from(child);
         // The init keeps nothing of the skill's stdio: the parent sees end-of-file as soon
         // as the skill's processes are gone.
         for fd in [0, 1, 2, plan.fds.stdin, plan.fds.stdout, plan.fds.stderr] {
@@ -533,6 +552,16 @@ struct CapData {
 const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
 
 /// The interpreter process: confine, then exec. Never returns.
+/// The interpreter process's stack until it execs.
+const SKILL_STACK: usize = 256 * 1024;
+
+/// Entry of the interpreter process (see `libc::clone` in [`init`]).
+extern "C" fn start_skill(plan: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `plan` is the init's `&Plan`, alive and unchanged: the init is suspended
+    // (CLONE_VFORK) until this process execs or exits, and nothing here writes to it.
+    exec_skill(unsafe { &*plan.cast::<Plan>() })
+}
+
 fn exec_skill(plan: &Plan) -> ! {
     let ex = |stage: Stage| -> ! { fail(plan, MSG_EXEC_FAILED, stage, -1) };
     let fds = plan.fds;

@@ -9,6 +9,12 @@
 //! runs the snippet once in the sandbox; a JSON array of strings runs that command outside
 //! it (stdio to /dev/null, the same small environment, cwd `/tmp`). One process times
 //! every contender the same way, so a harness can interleave them fairly.
+//!
+//! `SKILLGATE_LOG=skillgate_sandbox::timing=debug` prints each sandboxed run's phases on
+//! stderr: `prepare_us` (checks, pipes, cgroup, plan), `start_us` (clone; the init builds
+//! the root and enters its user namespace), `release_us` (cgroup check, id maps),
+//! `skill_us` (the init's remaining namespaces, the interpreter's whole run, reaping) and
+//! `collect_us` (artifacts, limit events, output).
 use skillgate_core::{Caller, ExecRequest, Language, Skill};
 use skillgate_sandbox::NativeSandbox;
 use std::time::Instant;
@@ -27,6 +33,13 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     } else {
         mode.map(|n| n.parse()).transpose()?
     };
+    if let Ok(filter) = std::env::var("SKILLGATE_LOG") {
+        tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .with_ansi(false)
+            .init();
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

@@ -313,6 +313,7 @@ impl NativeSandbox {
             skill.language,
             self.interpreters.get(&skill.language).map(PathBuf::as_path),
         )?;
+        let begun = Instant::now();
         let seccomp = self.seccomp_filter(req)?;
         let stdin_bytes = serde_json::to_vec(&req.input)
             .map_err(|e| ExecError::Other(format!("serializing the input: {e}")))?;
@@ -407,12 +408,14 @@ impl NativeSandbox {
             }
         }
         // On v1 the init joined its cgroups before reporting ready: make sure it did.
+        let ready = Instant::now();
         cgroup.confirm(pid)?;
         write_id_maps(pid, self.host_id_base, req.spec.uid, req.spec.gid)?;
         let mut sync = File::from(sync_w);
         sync.write_all(&[1])
             .map_err(|e| ExecError::io("releasing the sandbox's init", e))?;
 
+        let released = Instant::now();
         let writer = feed_stdin(File::from(stdin_w), stdin_bytes);
         let captures = Captures::start(File::from(stdout_r), File::from(stderr_r), &limits);
 
@@ -442,6 +445,7 @@ impl NativeSandbox {
                 Err(mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
+        let ended_at = Instant::now();
         let remains = Remains { init, sync, cgroup };
         let (artifacts, mut artifact_findings, usage, events) = match ended {
             Some((_, _, usage)) => {
@@ -503,6 +507,16 @@ impl NativeSandbox {
         outcome.artifacts = artifacts;
         outcome.findings.append(&mut artifact_findings);
         // Which enforcement this run actually had (cgroup v1 or v2, landlock ABI).
+        let us = |a: Instant, b: Instant| (b - a).as_micros();
+        tracing::debug!(
+            target: "skillgate_sandbox::timing",
+            prepare_us = us(begun, started),
+            start_us = us(started, ready),
+            release_us = us(ready, released),
+            skill_us = us(released, ended_at),
+            collect_us = us(ended_at, Instant::now()),
+            "native sandbox run"
+        );
         outcome.findings.push(Finding::new(
             LayerName::Executor,
             "sandbox.enforcement",

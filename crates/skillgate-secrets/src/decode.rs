@@ -79,33 +79,6 @@ impl Decoded {
     }
 }
 
-const B64: u8 = 1;
-const HEX: u8 = 2;
-const URLSAFE: u8 = 4;
-const STDONLY: u8 = 8;
-
-static CLASS: [u8; 256] = {
-    let mut t = [0u8; 256];
-    let mut i = 0;
-    while i < 256 {
-        let b = i as u8;
-        if b.is_ascii_alphanumeric() {
-            t[i] = B64;
-        }
-        if b.is_ascii_hexdigit() {
-            t[i] |= HEX;
-        }
-        if b == b'-' || b == b'_' {
-            t[i] = B64 | URLSAFE;
-        }
-        if b == b'+' || b == b'/' {
-            t[i] = B64 | STDONLY;
-        }
-        i += 1;
-    }
-    t
-};
-
 const LENIENT: GeneralPurposeConfig = GeneralPurposeConfig::new()
     .with_decode_padding_mode(DecodePaddingMode::Indifferent)
     .with_decode_allow_trailing_bits(true);
@@ -114,12 +87,17 @@ const URL_SAFE: GeneralPurpose = GeneralPurpose::new(&base64::alphabet::URL_SAFE
 
 /// Whether decoded bytes are text worth scanning: UTF-8 without control characters other
 /// than tab, CR and LF.
+///
+/// The control characters (`char::is_control`) are U+0000..=U+001F, U+007F and
+/// U+0080..=U+009F; in valid UTF-8 the last ones are `0xC2` followed by `0x80..=0x9F`, so
+/// the check runs over bytes (branch-free) instead of decoding characters.
 pub fn is_text(bytes: &[u8]) -> bool {
     bytes.len() >= 6
-        && std::str::from_utf8(bytes).is_ok_and(|s| {
-            s.chars()
-                .all(|c| !c.is_control() || matches!(c, '\t' | '\n' | '\r'))
+        && std::str::from_utf8(bytes).is_ok()
+        && !bytes.iter().fold(false, |bad, &b| {
+            bad | ((b < 0x20) & (b != b'\t') & (b != b'\n') & (b != b'\r')) | (b == 0x7F)
         })
+        && !memchr::memchr_iter(0xC2, bytes).any(|p| bytes.get(p + 1).is_some_and(|&c| c <= 0x9F))
 }
 
 /// Finds and decodes every encoded segment of `hay` (one level deep).
@@ -135,42 +113,33 @@ pub fn is_text(bytes: &[u8]) -> bool {
 pub fn decode_segments(hay: &[u8]) -> Vec<Decoded> {
     let mut out = Vec::new();
     runs(hay, &mut out);
-    escapes(hay, b'%', Encoding::Percent, &mut out);
-    escapes(hay, b'\\', Encoding::JsonEscape, &mut out);
+    escapes(hay, &mut out);
     out
 }
 
 /// Base64 and hex runs.
 ///
-/// Only runs of at least [`MIN_RUN`] bytes can be decoded, so the search looks at every
-/// `MIN_RUN`-th byte: when it is not a run byte, no such run covers it and the search
-/// jumps past it; when it is, it walks back to where the run starts.
+/// The search reads 64 bytes at a time as a bit mask of run bytes ([`run_mask`], a
+/// branch-free loop the compiler vectorises). Only runs of at least [`MIN_RUN`] bytes can
+/// be decoded: a few shifts and ands of the mask show the first such run that starts in
+/// the block, or that none does, and then the search moves on to the run of ones at the
+/// end of the block (which the next block may continue) without reading byte by byte.
 fn runs(hay: &[u8], out: &mut Vec<Decoded>) {
     let n = hay.len();
-    let is_run = |b: u8| CLASS[b as usize] & B64 != 0;
     let mut i = 0;
     while i + MIN_RUN <= n {
-        let probe = i + MIN_RUN - 1;
-        if !is_run(hay[probe]) {
-            i = probe + 1;
+        let m = run_mask(hay, i);
+        let starts = long_runs(m);
+        if starts == 0 {
+            // No run of `MIN_RUN` fits in the block; a run at its end may go on.
+            let tail = m.leading_ones() as usize;
+            i += 64 - tail;
             continue;
         }
-        let mut start = probe;
-        while start > i && is_run(hay[start - 1]) {
-            start -= 1;
-        }
-        // Short runs, by far the most common, end within a few bytes: only a run that
-        // reaches `MIN_RUN` bytes is followed to its end.
-        let need = start + MIN_RUN;
-        let mut j = probe + 1;
-        while j < need && j < n && is_run(hay[j]) {
-            j += 1;
-        }
-        if j < need {
-            i = j;
-            continue;
-        }
-        let j = run_end(hay, j);
+        // The first bit of `starts` begins a maximal run: the bit before it is clear
+        // (or it is bit 0, and `i` is where the previous run ended).
+        let start = i + starts.trailing_zeros() as usize;
+        let j = run_end(hay, start + MIN_RUN);
         let mut end = j;
         while end < n && end - j < 2 && hay[end] == b'=' {
             end += 1;
@@ -186,16 +155,32 @@ fn runs(hay: &[u8], out: &mut Vec<Decoded>) {
             } else if in_image_data_uri(hay, start) {
                 // A chart or picture: binary, never decoded.
             } else {
-                let seen = run.iter().fold(0, |s, &b| s | CLASS[b as usize]);
-                if seen & URLSAFE != 0 && seen & STDONLY != 0 {
+                // Branch-free folds again (a table lookup per byte would not vectorise).
+                let urlsafe = run
+                    .iter()
+                    .fold(false, |u, &b| u | (b == b'-') | (b == b'_'));
+                let stdonly = run
+                    .iter()
+                    .fold(false, |s, &b| s | (b == b'+') | (b == b'/'));
+                if urlsafe && stdonly {
                     // Mixed alphabets: a path or an identifier, not base64.
                 } else {
-                    decode_base64(hay, start..end, seen & URLSAFE != 0, out);
+                    decode_base64(hay, start..end, urlsafe, out);
                 }
             }
         }
-        i = end.max(j);
+        i = end;
     }
+}
+
+/// Bit `k` set when bits `k..k + MIN_RUN` of `m` are all set: the starts of runs of at
+/// least [`MIN_RUN`] ones that end inside `m`.
+fn long_runs(m: u64) -> u64 {
+    const _: () = assert!(MIN_RUN == 14);
+    let m2 = m & (m >> 1); // 2 ones from here
+    let m4 = m2 & (m2 >> 2); // 4
+    let m8 = m4 & (m4 >> 4); // 8
+    m8 & (m4 >> 8) & (m2 >> 12) // 8 + 4 + 2
 }
 
 /// Whether `b` is a base64 (standard or URL-safe) byte, without a table so that a
@@ -209,27 +194,41 @@ fn is_run_byte(b: u8) -> bool {
         | (b == b'_')
 }
 
-/// The end of the run of base64 bytes going on at `from`: byte by byte for the first 32
-/// bytes (most runs end there), then 32 bytes at a time (a branch-free block test the
-/// compiler vectorises), then byte by byte in the block that ends it.
-fn run_end(hay: &[u8], from: usize) -> usize {
-    let is_stop = |b: &u8| CLASS[*b as usize] & B64 == 0;
-    let near = hay.len().min(from + 32);
-    if let Some(p) = hay[from..near].iter().position(is_stop) {
-        return from + p;
-    }
-    let mut from = near;
-    while let Some(block) = hay.get(from..from + 32) {
-        let stop = block.iter().fold(false, |stop, &b| stop | !is_run_byte(b));
-        if stop {
-            break;
+/// Bit `k` set when `hay[at + k]` is a base64 byte, for the 64 bytes from `at` (bytes
+/// past the end count as non-run bytes).
+fn run_mask(hay: &[u8], at: usize) -> u64 {
+    let block: [u8; 64] = match hay.get(at..at + 64) {
+        Some(b) => b.try_into().expect("64 bytes"),
+        None => {
+            let mut b = [0u8; 64];
+            let rest = &hay[at.min(hay.len())..];
+            b[..rest.len()].copy_from_slice(rest);
+            b
         }
-        from += 32;
+    };
+    // One flag byte per input byte (vectorised), then eight flags to eight bits with a
+    // multiplication: flag `k` of a word lands in bit `56 + k` of the product.
+    let mut flags = [0u8; 64];
+    for (f, &b) in flags.iter_mut().zip(&block) {
+        *f = u8::from(is_run_byte(b));
     }
-    from + hay[from..]
-        .iter()
-        .position(is_stop)
-        .unwrap_or(hay.len() - from)
+    let mut m = 0u64;
+    for (g, word) in flags.chunks_exact(8).enumerate() {
+        let x = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        m |= (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * g);
+    }
+    m
+}
+
+/// The end of the run of base64 bytes going on at `from`, 64 bytes at a time.
+fn run_end(hay: &[u8], mut from: usize) -> usize {
+    loop {
+        let ones = run_mask(hay, from).trailing_ones() as usize;
+        if ones < 64 {
+            return (from + ones).min(hay.len());
+        }
+        from += 64;
+    }
 }
 
 fn in_image_data_uri(hay: &[u8], start: usize) -> bool {
@@ -344,34 +343,45 @@ fn hex_at(s: &[u8], i: usize, n: usize) -> Option<u32> {
 }
 
 /// Percent or backslash escapes: each segment is the stretch around an escape, bounded by
-/// whitespace (percent) or line ends (backslash) and by [`ESCAPE_REACH`].
-fn escapes(hay: &[u8], marker: u8, encoding: Encoding, out: &mut Vec<Decoded>) {
-    let mut done_until = 0;
-    for pos in memchr::memchr_iter(marker, hay) {
-        if pos < done_until || !escape_starts(hay, pos, encoding) {
+/// whitespace (percent) or line ends (backslash) and by [`ESCAPE_REACH`]. One pass finds
+/// both markers; percent segments are reported before backslash ones.
+fn escapes(hay: &[u8], out: &mut Vec<Decoded>) {
+    let mut backslash = Vec::new();
+    let (mut percent_done, mut backslash_done) = (0, 0);
+    for pos in memchr::memchr2_iter(b'%', b'\\', hay) {
+        let (encoding, done_until, into) = if hay[pos] == b'%' {
+            (Encoding::Percent, &mut percent_done, &mut *out)
+        } else {
+            (Encoding::JsonEscape, &mut backslash_done, &mut backslash)
+        };
+        if pos < *done_until || !escape_starts(hay, pos, encoding) {
             continue;
         }
-        let stop = |b: u8| match encoding {
-            Encoding::Percent => b.is_ascii_whitespace() || b == b'"' || b == b'\'',
-            _ => b == b'\n',
-        };
-        let lo = pos.saturating_sub(ESCAPE_REACH).max(done_until);
-        let start = hay[lo..pos]
-            .iter()
-            .rposition(|&b| stop(b))
-            .map_or(lo, |p| lo + p + 1);
+        let lo = pos.saturating_sub(ESCAPE_REACH).max(*done_until);
         let hi = (pos + ESCAPE_REACH).min(hay.len());
-        let end = hay[pos..hi]
-            .iter()
-            .position(|&b| stop(b))
-            .map_or(hi, |p| pos + p);
-        done_until = end;
+        let (start, end) = match encoding {
+            Encoding::Percent => {
+                let stop = |b: &u8| b.is_ascii_whitespace() || *b == b'"' || *b == b'\'';
+                (
+                    hay[lo..pos]
+                        .iter()
+                        .rposition(stop)
+                        .map_or(lo, |p| lo + p + 1),
+                    hay[pos..hi].iter().position(stop).map_or(hi, |p| pos + p),
+                )
+            }
+            _ => (
+                memchr::memrchr(b'\n', &hay[lo..pos]).map_or(lo, |p| lo + p + 1),
+                memchr::memchr(b'\n', &hay[pos..hi]).map_or(hi, |p| pos + p),
+            ),
+        };
+        *done_until = end;
         let (bytes, map) = match encoding {
             Encoding::Percent => unescape_percent(&hay[start..end], start),
             _ => unescape_backslash(&hay[start..end], start),
         };
         if is_text(&bytes) {
-            out.push(Decoded {
+            into.push(Decoded {
                 encoding,
                 span: start..end,
                 bytes,
@@ -379,6 +389,7 @@ fn escapes(hay: &[u8], marker: u8, encoding: Encoding, out: &mut Vec<Decoded>) {
             });
         }
     }
+    out.append(&mut backslash);
 }
 
 fn escape_starts(hay: &[u8], pos: usize, encoding: Encoding) -> bool {
@@ -393,21 +404,40 @@ fn escape_starts(hay: &[u8], pos: usize, encoding: Encoding) -> bool {
     }
 }
 
+/// Copies `s[from..to]` unchanged into `bytes`, each byte mapped to its own offset.
+fn copy_plain(
+    s: &[u8],
+    from: usize,
+    to: usize,
+    base: usize,
+    bytes: &mut Vec<u8>,
+    map: &mut Vec<usize>,
+) {
+    bytes.extend_from_slice(&s[from..to]);
+    map.extend(base + from..base + to);
+}
+
 fn unescape_percent(s: &[u8], base: usize) -> (Vec<u8>, Vec<usize>) {
     let mut bytes = Vec::with_capacity(s.len());
     let mut map = Vec::with_capacity(s.len() + 1);
     let mut i = 0;
     while i < s.len() {
-        if s[i] == b'%'
-            && let Some(v) = hex_at(s, i + 1, 2)
-        {
-            bytes.push(v as u8);
-            map.push(base + i);
-            i += 3;
-        } else {
-            bytes.push(s[i]);
-            map.push(base + i);
-            i += 1;
+        let next = memchr::memchr(b'%', &s[i..]).map_or(s.len(), |p| i + p);
+        copy_plain(s, i, next, base, &mut bytes, &mut map);
+        i = next;
+        if i == s.len() {
+            break;
+        }
+        match hex_at(s, i + 1, 2) {
+            Some(v) => {
+                bytes.push(v as u8);
+                map.push(base + i);
+                i += 3;
+            }
+            None => {
+                copy_plain(s, i, i + 1, base, &mut bytes, &mut map);
+                i += 1;
+            }
         }
     }
     map.push(base + s.len());
@@ -417,7 +447,7 @@ fn unescape_percent(s: &[u8], base: usize) -> (Vec<u8>, Vec<usize>) {
 fn unescape_backslash(s: &[u8], base: usize) -> (Vec<u8>, Vec<usize>) {
     let mut bytes = Vec::with_capacity(s.len());
     let mut map = Vec::with_capacity(s.len() + 1);
-    let mut push = |bytes: &mut Vec<u8>, out: &[u8], at: usize| {
+    let push = |bytes: &mut Vec<u8>, map: &mut Vec<usize>, out: &[u8], at: usize| {
         for &b in out {
             bytes.push(b);
             map.push(base + at);
@@ -425,8 +455,14 @@ fn unescape_backslash(s: &[u8], base: usize) -> (Vec<u8>, Vec<usize>) {
     };
     let mut i = 0;
     while i < s.len() {
-        if s[i] != b'\\' || i + 1 == s.len() {
-            push(&mut bytes, &s[i..i + 1], i);
+        if s[i] != b'\\' {
+            let next = memchr::memchr(b'\\', &s[i..]).map_or(s.len(), |p| i + p);
+            copy_plain(s, i, next, base, &mut bytes, &mut map);
+            i = next;
+            continue;
+        }
+        if i + 1 == s.len() {
+            push(&mut bytes, &mut map, &s[i..i + 1], i);
             i += 1;
             continue;
         }
@@ -458,11 +494,11 @@ fn unescape_backslash(s: &[u8], base: usize) -> (Vec<u8>, Vec<usize>) {
         match decoded {
             Some(c) if used > 0 => {
                 let mut buf = [0u8; 4];
-                push(&mut bytes, c.encode_utf8(&mut buf).as_bytes(), i);
+                push(&mut bytes, &mut map, c.encode_utf8(&mut buf).as_bytes(), i);
                 i += used;
             }
             _ => {
-                push(&mut bytes, &s[i..i + 1], i);
+                push(&mut bytes, &mut map, &s[i..i + 1], i);
                 i += 1;
             }
         }
@@ -474,6 +510,34 @@ fn unescape_backslash(s: &[u8], base: usize) -> (Vec<u8>, Vec<usize>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Byte classes of the reference search.
+    const B64: u8 = 1;
+    const HEX: u8 = 2;
+    const URLSAFE: u8 = 4;
+    const STDONLY: u8 = 8;
+
+    static CLASS: [u8; 256] = {
+        let mut t = [0u8; 256];
+        let mut i = 0;
+        while i < 256 {
+            let b = i as u8;
+            if b.is_ascii_alphanumeric() {
+                t[i] = B64;
+            }
+            if b.is_ascii_hexdigit() {
+                t[i] |= HEX;
+            }
+            if b == b'-' || b == b'_' {
+                t[i] = B64 | URLSAFE;
+            }
+            if b == b'+' || b == b'/' {
+                t[i] = B64 | STDONLY;
+            }
+            i += 1;
+        }
+        t
+    };
 
     /// The plain byte-by-byte search [`runs`] must agree with.
     fn runs_reference(hay: &[u8], out: &mut Vec<Decoded>) {
@@ -547,6 +611,38 @@ mod tests {
             assert_eq!(fast, slow, "{:?}", String::from_utf8_lossy(t));
         }
         assert!(total > 300, "only {total} decodings");
+    }
+
+    #[test]
+    fn the_byte_level_text_check_agrees_with_the_character_level_one() {
+        let reference = |b: &[u8]| {
+            b.len() >= 6
+                && std::str::from_utf8(b).is_ok_and(|s| {
+                    s.chars()
+                        .all(|c| !c.is_control() || matches!(c, '\t' | '\n' | '\r'))
+                })
+        };
+        let pieces: [&[u8]; 12] = [
+            b"plain ascii ",
+            b"\t\r\n",
+            b"\x00",
+            b"\x1f",
+            b"\x7f",
+            "\u{80}".as_bytes(),
+            "\u{9f}".as_bytes(),
+            "\u{a0}\u{e9}".as_bytes(),
+            "\u{1F600}".as_bytes(),
+            b"\xc2",
+            b"\x9f",
+            b"\xff",
+        ];
+        let texts = crate::testing::soup(&pieces, 0x7E47, 4000, 8);
+        let mut accepted = 0;
+        for t in &texts {
+            assert_eq!(is_text(t), reference(t), "{t:?}");
+            accepted += usize::from(reference(t));
+        }
+        assert!(accepted > 100 && accepted < texts.len() - 100, "{accepted}");
     }
 
     #[test]

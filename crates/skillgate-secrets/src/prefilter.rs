@@ -3,9 +3,10 @@
 //!
 //! A byte-at-a-time automaton over hundreds of keywords runs at a few hundred MB/s: each
 //! step waits for the previous table lookup. This filter instead tests every position
-//! independently: the case-folded three bytes starting there are hashed into a bitmap of
-//! the keywords' first three bytes (8 KiB, stays in L1), eight positions per 64-bit load.
-//! Only positions whose bit is set (a keyword prefix, or a rare hash collision) are
+//! independently: the case-folded three bytes starting there are hashed into a table of
+//! the keywords' first three bytes (64 KiB, one byte per entry; the entries text touches
+//! stay in L1), six positions per 64-bit load, their entries or-ed together.
+//! Only positions whose entry is set (a keyword prefix, or a rare hash collision) are
 //! verified against the few keywords of their bucket. Keywords shorter than three bytes
 //! (possible in imported gitleaks rules) go through an Aho-Corasick automaton instead.
 //!
@@ -14,7 +15,7 @@
 //! `aho-corasick` on the corpora and on random text).
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
-/// Bits of the filter hash (the bitmap has `1 << FILTER_BITS` bits).
+/// Bits of the filter hash (the table has `1 << FILTER_BITS` entries).
 const FILTER_BITS: u32 = 16;
 /// Bits of the bucket hash (a prefix of the filter hash).
 const BUCKET_BITS: u32 = 12;
@@ -33,8 +34,11 @@ fn hash(gram: u32) -> u32 {
 pub(crate) struct KeywordFilter {
     /// The keywords, lowercase (ASCII), as given to [`new`](Self::new).
     keywords: Vec<Vec<u8>>,
-    /// Bit `hash(first three folded bytes)` is set for every keyword of 3+ bytes.
-    bits: Box<[u64; 1 << (FILTER_BITS - 6)]>,
+    /// Entry `hash(first three folded bytes)` of every keyword of 3+ bytes has the
+    /// keyword's [`fourth_byte_bit`] set. A byte per hash rather than a bit: testing a
+    /// position is then one load, the loads of a word's six positions are simply or-ed
+    /// together, and only positions whose fourth byte fits are verified.
+    table: Box<[u8; 1 << FILTER_BITS]>,
     /// `bucket_start[b]..bucket_start[b + 1]` indexes `bucket_keywords` for bucket `b`.
     bucket_start: Vec<u32>,
     /// Keywords of 3+ bytes grouped by bucket: their folded first (up to) eight bytes
@@ -51,10 +55,18 @@ fn gram(b: &[u8]) -> u32 {
         | (FOLD as u32 & 0x00FF_FFFF)
 }
 
+/// The table bit of a keyword's (or a position's) fourth byte: its low three bits, which
+/// ASCII case does not change; every bit when there is none (a keyword of three bytes
+/// matches whatever follows, and at the end of the text only such keywords fit).
+#[inline(always)]
+fn fourth_byte_bit(b: Option<u8>) -> u8 {
+    b.map_or(0xFF, |b| 1 << (b & 7))
+}
+
 impl KeywordFilter {
     /// A filter over non-empty, lowercase keywords.
     pub(crate) fn new(keywords: Vec<Vec<u8>>) -> Result<Self, String> {
-        let mut bits = Box::new([0u64; 1 << (FILTER_BITS - 6)]);
+        let mut table = Box::new([0u8; 1 << FILTER_BITS]);
         let mut buckets: Vec<Vec<(u64, u64, u32)>> = vec![Vec::new(); 1 << BUCKET_BITS];
         let mut short = Vec::new();
         for (i, k) in keywords.iter().enumerate() {
@@ -63,7 +75,7 @@ impl KeywordFilter {
                 continue;
             }
             let h = hash(gram(k));
-            bits[(h >> 6) as usize] |= 1 << (h & 63);
+            table[h as usize] |= fourth_byte_bit(k.get(3).copied());
             let mut head = [0u8; 8];
             let m = k.len().min(8);
             head[..m].copy_from_slice(&k[..m]);
@@ -98,7 +110,7 @@ impl KeywordFilter {
         };
         Ok(KeywordFilter {
             keywords,
-            bits,
+            table,
             bucket_start,
             bucket_keywords,
             short,
@@ -109,29 +121,27 @@ impl KeywordFilter {
     /// `hay` (ASCII case-insensitively, overlapping), in no particular order.
     pub(crate) fn for_each(&self, hay: &[u8], mut hit: impl FnMut(usize, usize, usize)) {
         let n = hay.len();
-        let bits: &[u64; 1 << (FILTER_BITS - 6)] = &self.bits;
-        let test = |g: u32| {
-            let h = hash(g);
-            bits[(h >> 6) as usize] & (1 << (h & 63)) != 0
-        };
+        let table: &[u8; 1 << FILTER_BITS] = &self.table;
+        let test = |g: u32| table[hash(g) as usize & ((1 << FILTER_BITS) - 1)];
         let mut i = 0;
-        // Eight bytes per load give the grams of six positions.
+        // Eight bytes per load give the grams of six positions; their table entries are
+        // or-ed together and looked at one by one only when one is set.
         while i + 8 <= n {
             let w = u64::from_le_bytes(hay[i..i + 8].try_into().expect("eight bytes")) | FOLD;
-            let mut found = 0u32;
-            for k in 0..6 {
-                let g = (w >> (8 * k)) as u32 & 0x00FF_FFFF;
-                found |= u32::from(test(g)) << k;
-            }
-            while found != 0 {
-                let k = found.trailing_zeros() as usize;
-                found &= found - 1;
-                self.verify(hay, i + k, &mut hit);
+            let gram = |k: usize| (w >> (8 * k)) as u32 & 0x00FF_FFFF;
+            let any = (0..6).fold(0u8, |any, k| any | test(gram(k)));
+            if any != 0 {
+                for k in 0..6 {
+                    let fourth = fourth_byte_bit(hay.get(i + k + 3).copied());
+                    if test(gram(k)) & fourth != 0 {
+                        self.verify(hay, i + k, &mut hit);
+                    }
+                }
             }
             i += 6;
         }
         while i + 3 <= n {
-            if test(gram(&hay[i..])) {
+            if test(gram(&hay[i..])) & fourth_byte_bit(hay.get(i + 3).copied()) != 0 {
                 self.verify(hay, i, &mut hit);
             }
             i += 1;

@@ -1,5 +1,5 @@
 //! The scanner: keyword prefilter, per-rule regexes in windows, decoders, guards.
-use crate::decode::{Encoding, decode_segments};
+use crate::decode::{Encoding, for_each_segment};
 use crate::guards;
 use crate::rule::{AssignmentStart, Rule, assignment_follows, assignment_start};
 use crate::ruleset::{RuleSet, RuleSetError};
@@ -211,17 +211,17 @@ impl SecretScanner {
             search_window(&rules[r as usize], r, hay, 0, n, out, &mut minified);
         }
         if depth > 0 {
-            for d in decode_segments(hay) {
-                let mut inner = Vec::new();
+            let mut inner = Vec::new();
+            for_each_segment(hay, &mut |d| {
                 self.collect(&d.bytes, depth - 1, &mut inner);
-                for mut c in inner {
+                for mut c in inner.drain(..) {
                     let src = d.source_range(c.start..c.end);
                     c.start = src.start;
                     c.end = src.end;
                     c.decoded_from.insert(0, d.encoding);
                     out.push(c);
                 }
-            }
+            });
         }
     }
 

@@ -2,6 +2,9 @@
 //! chunk boundary splits it.
 use crate::scanner::{MAX_SECRET, Positions, SecretFinding, SecretScanner};
 
+/// The largest scan batch of a long stream, in overlaps (see `StreamScanner::batch`).
+const MAX_BATCH_OVERLAPS: usize = 8;
+
 /// A scanner fed chunk by chunk.
 ///
 /// It keeps an overlap of the text already seen (twice the largest rule window plus the
@@ -61,10 +64,18 @@ impl StreamScanner {
     pub fn feed(&mut self, chunk: &[u8]) -> Vec<SecretFinding> {
         self.buf.extend_from_slice(chunk);
         self.pending += chunk.len();
-        if self.pending < 2 * self.overlap {
+        if self.pending < self.batch() {
             return Vec::new();
         }
         self.scan(false)
+    }
+
+    /// How many new bytes to collect before scanning: twice the overlap at first, then
+    /// as much as has been dropped so far, up to [`MAX_BATCH_OVERLAPS`] overlaps. Each
+    /// scan reads the kept context again, so larger batches read less twice; the batch
+    /// grows only with the stream, so a short output is scanned as early as before.
+    fn batch(&self) -> usize {
+        (2 * self.overlap).max(self.base.min(MAX_BATCH_OVERLAPS * self.overlap))
     }
 
     /// Ends the stream; returns the remaining findings.

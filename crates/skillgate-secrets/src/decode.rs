@@ -111,8 +111,7 @@ pub fn decode_segments(hay: &[u8]) -> Vec<Decoded> {
 /// the decodings of a large buffer are not all held at once).
 pub(crate) fn for_each_segment(hay: &[u8], out: &mut impl FnMut(Decoded)) {
     runs(hay, out);
-    escapes(hay, b'%', Encoding::Percent, out);
-    escapes(hay, b'\\', Encoding::JsonEscape, out);
+    escapes(hay, out);
 }
 
 /// Base64 and hex runs.
@@ -416,43 +415,80 @@ fn hex_at(s: &[u8], i: usize, n: usize) -> Option<u32> {
 
 /// Percent or backslash escapes: each segment is the stretch around an escape, bounded by
 /// whitespace (percent) or line ends (backslash) and by [`ESCAPE_REACH`].
-fn escapes(hay: &[u8], marker: u8, encoding: Encoding, out: &mut impl FnMut(Decoded)) {
-    let mut done_until = 0;
-    for pos in memchr::memchr_iter(marker, hay) {
-        if pos < done_until || !escape_starts(hay, pos, encoding) {
-            continue;
-        }
-        let lo = pos.saturating_sub(ESCAPE_REACH).max(done_until);
-        let hi = (pos + ESCAPE_REACH).min(hay.len());
-        let (start, end) = match encoding {
-            Encoding::Percent => {
-                let stop = |b: &u8| b.is_ascii_whitespace() || *b == b'"' || *b == b'\'';
-                (
-                    hay[lo..pos]
-                        .iter()
-                        .rposition(stop)
-                        .map_or(lo, |p| lo + p + 1),
-                    hay[pos..hi].iter().position(stop).map_or(hi, |p| pos + p),
-                )
+///
+/// One pass finds both markers. Percent segments are decoded as they are found; the
+/// (disjoint) backslash segments are only delimited then and decoded after them, so
+/// segments come out percent first, as two separate passes would give them.
+fn escapes(hay: &[u8], out: &mut impl FnMut(Decoded)) {
+    let (mut percent_done, mut backslash_done) = (0, 0);
+    let mut backslash = Vec::new();
+    for pos in memchr::memchr2_iter(b'%', b'\\', hay) {
+        if hay[pos] == b'%' {
+            if let Some(seg) = escape_segment(hay, pos, Encoding::Percent, &mut percent_done) {
+                decode_escapes(hay, seg, Encoding::Percent, out);
             }
-            _ => (
-                memchr::memrchr(b'\n', &hay[lo..pos]).map_or(lo, |p| lo + p + 1),
-                memchr::memchr(b'\n', &hay[pos..hi]).map_or(hi, |p| pos + p),
-            ),
-        };
-        done_until = end;
-        let (bytes, map) = match encoding {
-            Encoding::Percent => unescape_percent(&hay[start..end], start),
-            _ => unescape_backslash(&hay[start..end], start),
-        };
-        if is_text(&bytes) {
-            out(Decoded {
-                encoding,
-                span: start..end,
-                bytes,
-                map: Some(map),
-            });
+        } else if let Some(seg) =
+            escape_segment(hay, pos, Encoding::JsonEscape, &mut backslash_done)
+        {
+            backslash.push(seg);
         }
+    }
+    for seg in backslash {
+        decode_escapes(hay, seg, Encoding::JsonEscape, out);
+    }
+}
+
+/// The segment around the escape marker at `pos`, unless it is not an escape or lies in
+/// the previous segment (which ends at `done_until`; updated).
+fn escape_segment(
+    hay: &[u8],
+    pos: usize,
+    encoding: Encoding,
+    done_until: &mut usize,
+) -> Option<Range<usize>> {
+    if pos < *done_until || !escape_starts(hay, pos, encoding) {
+        return None;
+    }
+    let lo = pos.saturating_sub(ESCAPE_REACH).max(*done_until);
+    let hi = (pos + ESCAPE_REACH).min(hay.len());
+    let (start, end) = match encoding {
+        Encoding::Percent => {
+            let stop = |b: &u8| b.is_ascii_whitespace() || *b == b'"' || *b == b'\'';
+            (
+                hay[lo..pos]
+                    .iter()
+                    .rposition(stop)
+                    .map_or(lo, |p| lo + p + 1),
+                hay[pos..hi].iter().position(stop).map_or(hi, |p| pos + p),
+            )
+        }
+        _ => (
+            memchr::memrchr(b'\n', &hay[lo..pos]).map_or(lo, |p| lo + p + 1),
+            memchr::memchr(b'\n', &hay[pos..hi]).map_or(hi, |p| pos + p),
+        ),
+    };
+    *done_until = end;
+    Some(start..end)
+}
+
+/// Decodes the escapes of one segment; reports it when the result is text.
+fn decode_escapes(
+    hay: &[u8],
+    span: Range<usize>,
+    encoding: Encoding,
+    out: &mut impl FnMut(Decoded),
+) {
+    let (bytes, map) = match encoding {
+        Encoding::Percent => unescape_percent(&hay[span.clone()], span.start),
+        _ => unescape_backslash(&hay[span.clone()], span.start),
+    };
+    if is_text(&bytes) {
+        out(Decoded {
+            encoding,
+            span,
+            bytes,
+            map: Some(map),
+        });
     }
 }
 
@@ -781,6 +817,30 @@ mod tests {
             }
         }
         assert!(kept > 200, "{kept}");
+    }
+
+    #[test]
+    fn one_pass_over_both_escape_markers_gives_what_a_pass_per_marker_gives() {
+        let pieces: [&[u8]; 10] = [
+            b"%41", b"%2", b"\\u0041", b"\\\"", b"\\q", b" ", b"\n", b"token=", b"'", b"\\x4",
+        ];
+        let mut total = 0;
+        for t in crate::testing::soup(&pieces, 0xE5C, 3000, 30) {
+            let mut one = Vec::new();
+            escapes(&t, &mut |d| one.push(d));
+            let mut two = Vec::new();
+            for (marker, encoding) in [(b'%', Encoding::Percent), (b'\\', Encoding::JsonEscape)] {
+                let mut done = 0;
+                for pos in memchr::memchr_iter(marker, &t) {
+                    if let Some(seg) = escape_segment(&t, pos, encoding, &mut done) {
+                        decode_escapes(&t, seg, encoding, &mut |d| two.push(d));
+                    }
+                }
+            }
+            total += two.len();
+            assert_eq!(one, two, "{:?}", String::from_utf8_lossy(&t));
+        }
+        assert!(total > 1000, "{total}");
     }
 
     #[test]

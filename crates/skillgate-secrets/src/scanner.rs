@@ -243,28 +243,31 @@ impl SecretScanner {
                     b.rule,
                 ))
         });
-        // Provider rules first, so generic ones can yield to them.
-        let mut kept: Vec<Candidate> = Vec::with_capacity(cands.len());
+        // Provider rules first, so generic ones can yield to them. Kept candidates are
+        // named by index and moved out at the end.
+        let mut kept: Vec<usize> = Vec::with_capacity(cands.len());
         for pass_generic in [false, true] {
-            for c in &cands {
+            for (i, c) in cands.iter().enumerate() {
                 if rules[c.rule as usize].generic != pass_generic {
                     continue;
                 }
                 let overlaps = |k: &Candidate| k.start < c.end && c.start < k.end;
-                let clash = kept.iter().rev().take(256).any(|k| {
+                let clash = kept.iter().rev().take(256).any(|&k| {
+                    let k = &cands[k];
                     overlaps(k)
                         && (k.rule == c.rule || (pass_generic && !rules[k.rule as usize].generic))
                 });
                 if !clash {
-                    kept.push(c.clone());
+                    kept.push(i);
                 }
             }
             if !pass_generic {
-                kept.sort_by_key(|k| k.start);
+                kept.sort_by_key(|&k| cands[k].start);
             }
         }
-        kept.sort_by_key(|k| (k.start, k.end, k.rule));
-        kept
+        kept.sort_by_key(|&k| (cands[k].start, cands[k].end, cands[k].rule));
+        let mut slots: Vec<Option<Candidate>> = cands.into_iter().map(Some).collect();
+        kept.iter().filter_map(|&k| slots[k].take()).collect()
     }
 }
 

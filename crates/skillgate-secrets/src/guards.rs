@@ -5,20 +5,35 @@
 //! *generic* rules (ids `generic-*`), whose regexes accept any high-entropy value: UUIDs,
 //! hashes, template placeholders, code identifiers and member chains in minified code.
 
+/// What [`benign`] remembers of the last line whose minified verdict it worked out: many
+/// candidates share one long minified line, and judging it reads all of it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LineMemo {
+    /// Where the line starts.
+    start: usize,
+    /// The first newline at or after `start` (or the end of the text): a candidate
+    /// starting in `start..=first_newline` is on this line.
+    first_newline: usize,
+    /// Whether [`is_minified`] judged it minified.
+    minified: bool,
+}
+
 /// Why a candidate was dropped, when a guard dropped it.
 ///
-/// `minified` remembers the last line [`is_minified`] judged, `(line start, verdict)`:
-/// many candidates share one long minified line, and judging it reads all of it.
+/// `minified` remembers the last line [`is_minified`] judged.
 pub(crate) fn benign(
     hay: &[u8],
     start: usize,
     end: usize,
     generic: bool,
-    minified: &mut Option<(usize, bool)>,
+    minified: &mut Option<LineMemo>,
 ) -> Option<&'static str> {
     let secret = &hay[start..end];
-    let line_start = memchr::memrchr(b'\n', &hay[..start]).map_or(0, |p| p + 1);
-    let before = &hay[line_start.max(start.saturating_sub(512))..start];
+    // The contextual guards read at most 512 bytes of the line before the secret: look
+    // for its start no further back (a minified line is long).
+    let near = start.saturating_sub(512);
+    let before_from = memchr::memrchr(b'\n', &hay[near..start]).map_or(near, |p| near + p + 1);
+    let before = &hay[before_from..start];
     if in_data_uri(before) {
         return Some("inside an image data URI");
     }
@@ -26,7 +41,8 @@ pub(crate) fn benign(
     if hex && labelled_as_hash(before) {
         return Some("a labelled hash or digest");
     }
-    if hex && start == line_start && checksum_listing(&hay[end..]) {
+    let at_line_start = start == 0 || hay[start - 1] == b'\n';
+    if hex && at_line_start && checksum_listing(&hay[end..]) {
         return Some("a checksum listing");
     }
     if !generic {
@@ -47,29 +63,32 @@ pub(crate) fn benign(
     if is_identifier_like(secret) {
         return Some("an identifier, not a value");
     }
-    if is_member_chain(secret) && minified_line(hay, line_start, end, minified) {
+    if is_member_chain(secret) && minified_line(hay, start, end, minified) {
         return Some("code in a minified line");
     }
     None
 }
 
-/// Whether the line starting at `line_start` (and holding `end`) is minified code,
+/// Whether the line holding `start` (up to the line end after `end`) is minified code,
 /// remembered for the last line asked about.
-fn minified_line(
-    hay: &[u8],
-    line_start: usize,
-    end: usize,
-    memo: &mut Option<(usize, bool)>,
-) -> bool {
-    match *memo {
-        Some((at, verdict)) if at == line_start => verdict,
-        _ => {
-            let line_end = memchr::memchr(b'\n', &hay[end..]).map_or(hay.len(), |p| end + p);
-            let verdict = is_minified(&hay[line_start..line_end]);
-            *memo = Some((line_start, verdict));
-            verdict
-        }
+fn minified_line(hay: &[u8], start: usize, end: usize, memo: &mut Option<LineMemo>) -> bool {
+    if let Some(m) = *memo
+        && m.start <= start
+        && start <= m.first_newline
+    {
+        return m.minified;
     }
+    let line_start = memchr::memrchr(b'\n', &hay[..start]).map_or(0, |p| p + 1);
+    let line_end = memchr::memchr(b'\n', &hay[end..]).map_or(hay.len(), |p| end + p);
+    let verdict = is_minified(&hay[line_start..line_end]);
+    let first_newline =
+        memchr::memchr(b'\n', &hay[line_start..]).map_or(hay.len(), |p| line_start + p);
+    *memo = Some(LineMemo {
+        start: line_start,
+        first_newline,
+        minified: verdict,
+    });
+    verdict
 }
 
 fn in_data_uri(before: &[u8]) -> bool {
@@ -188,6 +207,34 @@ mod tests {
             generic,
             &mut None,
         )
+    }
+
+    #[test]
+    fn the_remembered_line_verdict_is_the_one_worked_out_afresh() {
+        let minified = format!(
+            "{}token:e.session.token1{}",
+            "a(b);c={d:1},".repeat(60),
+            "x(y);".repeat(40)
+        );
+        let text = format!(
+            "a.b.c.d\n{minified}\nshort e.session.token1 line\n{minified}\n{}",
+            "q".repeat(700)
+        );
+        let t = text.as_bytes();
+        let mut memo = None;
+        let mut dropped = 0;
+        for start in 0..t.len() {
+            for end in start + 1..(start + 20).min(t.len()) {
+                let shared = benign(t, start, end, true, &mut memo);
+                assert_eq!(
+                    shared,
+                    benign(t, start, end, true, &mut None),
+                    "{start}..{end}"
+                );
+                dropped += usize::from(shared == Some("code in a minified line"));
+            }
+        }
+        assert!(dropped > 20, "{dropped}");
     }
 
     #[test]

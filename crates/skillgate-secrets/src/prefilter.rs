@@ -24,9 +24,13 @@ const BUCKET_BITS: u32 = 12;
 /// that verification then rejects.
 const FOLD: u64 = 0x2020_2020_2020_2020;
 
+/// A `FILTER_BITS`-bit hash of the low three bytes of `gram`: bits 8 to 23 of a product,
+/// which (a product's bit `j` depends only on bits `0..=j` of its factors) ignore the
+/// fourth byte, so a position's hash needs no masking.
 #[inline(always)]
 fn hash(gram: u32) -> u32 {
-    gram.wrapping_mul(0x9E37_79B1) >> (32 - FILTER_BITS)
+    const _: () = assert!(FILTER_BITS == 16);
+    (gram.wrapping_mul(0x9E37_79B1) >> 8) & 0xFFFF
 }
 
 /// Finds keyword occurrences; see the module docs.
@@ -128,7 +132,7 @@ impl KeywordFilter {
         // or-ed together and looked at one by one only when one is set.
         while i + 8 <= n {
             let w = u64::from_le_bytes(hay[i..i + 8].try_into().expect("eight bytes")) | FOLD;
-            let gram = |k: usize| (w >> (8 * k)) as u32 & 0x00FF_FFFF;
+            let gram = |k: usize| (w >> (8 * k)) as u32;
             let any = (0..6).fold(0u8, |any, k| any | test(gram(k)));
             if any != 0 {
                 for k in 0..6 {

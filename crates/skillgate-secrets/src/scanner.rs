@@ -278,7 +278,7 @@ fn search_window(
     start: usize,
     end: usize,
     out: &mut Vec<Candidate>,
-    minified: &mut Option<(usize, bool)>,
+    minified: &mut Option<guards::LineMemo>,
 ) {
     let re = &rule.regex;
     let mut caps = re.create_captures();
@@ -301,7 +301,7 @@ fn search_at(
     at: usize,
     end: usize,
     out: &mut Vec<Candidate>,
-    minified: &mut Option<(usize, bool)>,
+    minified: &mut Option<guards::LineMemo>,
 ) -> Option<usize> {
     let re = &rule.regex;
     let mut caps = re.create_captures();
@@ -320,7 +320,7 @@ fn found(
     end: usize,
     caps: &mut Captures,
     out: &mut Vec<Candidate>,
-    minified: &mut Option<(usize, bool)>,
+    minified: &mut Option<guards::LineMemo>,
 ) -> Option<std::ops::Range<usize>> {
     let re = &rule.regex;
     let m = caps.get_match()?;

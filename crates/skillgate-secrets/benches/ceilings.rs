@@ -3,9 +3,10 @@
 #![allow(dead_code, unreachable_pub, missing_docs)]
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind, packed};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use skillgate_secrets::SecretScanner;
 use std::hint::black_box;
-use std::path::Path;
+
+mod common;
+use common::benign;
 
 pub use skillgate_secrets::RuleSet;
 #[path = "../src/decode.rs"]
@@ -14,33 +15,6 @@ mod decode;
 mod prefilter;
 #[path = "../src/testing.rs"]
 mod testing;
-
-fn benign(target: usize) -> Vec<u8> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora/secrets/benign");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .expect("the benign corpus")
-        .map(|e| e.expect("entry").path())
-        .collect();
-    files.sort();
-    let one: Vec<u8> = files
-        .iter()
-        .flat_map(|p| std::fs::read(p).expect("readable"))
-        .collect();
-    one.iter().copied().cycle().take(target).collect()
-}
-
-fn keywords(scanner: &SecretScanner) -> Vec<Vec<u8>> {
-    let mut k: Vec<Vec<u8>> = scanner
-        .rules()
-        .rules()
-        .iter()
-        .flat_map(|r| &r.def().keywords)
-        .map(|k| k.to_ascii_lowercase().into_bytes())
-        .collect();
-    k.sort();
-    k.dedup();
-    k
-}
 
 fn teddy(pats: &[Vec<u8>]) -> Option<packed::Searcher> {
     let mut c = packed::Config::new();
@@ -64,8 +38,7 @@ fn count_teddy(t: &packed::Searcher, hay: &[u8]) -> usize {
 }
 
 fn ceilings(c: &mut Criterion) {
-    let scanner = SecretScanner::default_pack().expect("the default pack");
-    let kws = keywords(&scanner);
+    let kws = testing::default_keywords();
     let text = benign(8 << 20);
     let lower = text.to_ascii_lowercase();
     let mut g = c.benchmark_group("ceiling");

@@ -4,21 +4,9 @@
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use skillgate_secrets::SecretScanner;
 use std::hint::black_box;
-use std::path::Path;
 
-fn benign(target: usize) -> Vec<u8> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpora/secrets/benign");
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .expect("the benign corpus")
-        .map(|e| e.expect("entry").path())
-        .collect();
-    files.sort();
-    let one: Vec<u8> = files
-        .iter()
-        .flat_map(|p| std::fs::read(p).expect("readable"))
-        .collect();
-    one.iter().copied().cycle().take(target).collect()
-}
+mod common;
+use common::benign;
 
 fn dense(scanner: &SecretScanner, target: usize) -> Vec<u8> {
     let mut out = Vec::with_capacity(target);

@@ -208,22 +208,9 @@ mod tests {
         out
     }
 
-    fn default_keywords() -> Vec<Vec<u8>> {
-        let set = crate::RuleSet::default_pack().unwrap();
-        let mut k: Vec<Vec<u8>> = set
-            .rules()
-            .iter()
-            .flat_map(|r| &r.def().keywords)
-            .map(|k| k.to_ascii_lowercase().into_bytes())
-            .collect();
-        k.sort();
-        k.dedup();
-        k
-    }
-
     #[test]
     fn finds_exactly_what_an_overlapping_case_insensitive_automaton_finds() {
-        let mut keywords = default_keywords();
+        let mut keywords = crate::testing::default_keywords();
         keywords.extend([b"x".to_vec(), b"q_".to_vec(), b"\xc3\xa9t\xc3".to_vec()]);
         let f = KeywordFilter::new(keywords.clone()).unwrap();
         let mut texts = crate::testing::corpus_texts();

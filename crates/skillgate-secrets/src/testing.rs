@@ -71,3 +71,17 @@ pub(crate) const ASSIGNMENT_PIECES: [&[u8]; 30] = [
     b"(",
     b"hunter2!",
 ];
+
+/// Every keyword of the default pack, lowercase, sorted, without duplicates.
+pub(crate) fn default_keywords() -> Vec<Vec<u8>> {
+    let set = crate::RuleSet::default_pack().unwrap();
+    let mut k: Vec<Vec<u8>> = set
+        .rules()
+        .iter()
+        .flat_map(|r| &r.def().keywords)
+        .map(|k| k.to_ascii_lowercase().into_bytes())
+        .collect();
+    k.sort();
+    k.dedup();
+    k
+}

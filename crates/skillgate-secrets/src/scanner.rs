@@ -179,7 +179,7 @@ impl SecretScanner {
             });
         }
         windows.sort_unstable();
-        let mut minified = None;
+        let mut state = SearchState::default();
         let mut i = 0;
         while i < windows.len() {
             let (r, start, mut end) = windows[i];
@@ -188,7 +188,7 @@ impl SecretScanner {
                 end = end.max(windows[i].2);
                 i += 1;
             }
-            search_window(&rules[r as usize], r, hay, start, end, out, &mut minified);
+            search_window(&rules[r as usize], r, hay, start, end, out, &mut state);
         }
         // Every match of an assignment rule starts where the name holding its keyword
         // starts: searching anchored there, leftmost first and without overlaps, finds
@@ -203,12 +203,12 @@ impl SecretScanner {
             {
                 continue;
             }
-            if let Some(m_end) = search_at(&rules[r as usize], r, hay, d, end, out, &mut minified) {
+            if let Some(m_end) = search_at(&rules[r as usize], r, hay, d, end, out, &mut state) {
                 last = Some((r, m_end));
             }
         }
         for &r in self.rules.unkeyed() {
-            search_window(&rules[r as usize], r, hay, 0, n, out, &mut minified);
+            search_window(&rules[r as usize], r, hay, 0, n, out, &mut state);
         }
         if depth > 0 {
             let mut inner = Vec::new();
@@ -271,6 +271,26 @@ impl SecretScanner {
     }
 }
 
+/// What the searches of one buffer share: the guards' line memo and the captures of the
+/// rule searched last (searches come grouped by rule), so that they are not allocated
+/// per search.
+#[derive(Default)]
+struct SearchState {
+    minified: Option<guards::LineMemo>,
+    caps: Option<(u32, Captures)>,
+}
+
+impl SearchState {
+    /// Captures for rule `r`, and the line memo.
+    fn parts(&mut self, r: u32, rule: &Rule) -> (&mut Captures, &mut Option<guards::LineMemo>) {
+        if self.caps.as_ref().is_none_or(|(cr, _)| *cr != r) {
+            self.caps = Some((r, rule.regex.create_captures()));
+        }
+        let (_, caps) = self.caps.as_mut().expect("just set");
+        (caps, &mut self.minified)
+    }
+}
+
 fn search_window(
     rule: &Rule,
     r: u32,
@@ -278,14 +298,14 @@ fn search_window(
     start: usize,
     end: usize,
     out: &mut Vec<Candidate>,
-    minified: &mut Option<guards::LineMemo>,
+    state: &mut SearchState,
 ) {
     let re = &rule.regex;
-    let mut caps = re.create_captures();
+    let (caps, minified) = state.parts(r, rule);
     let mut at = start;
     while at < end {
-        re.search_captures(&Input::new(hay).span(at..end), &mut caps);
-        let Some(m) = found(rule, r, hay, end, &mut caps, out, minified) else {
+        re.search_captures(&Input::new(hay).span(at..end), caps);
+        let Some(m) = found(rule, r, hay, end, caps, out, minified) else {
             break;
         };
         at = if m.end > m.start { m.end } else { m.end + 1 };
@@ -301,13 +321,13 @@ fn search_at(
     at: usize,
     end: usize,
     out: &mut Vec<Candidate>,
-    minified: &mut Option<guards::LineMemo>,
+    state: &mut SearchState,
 ) -> Option<usize> {
     let re = &rule.regex;
-    let mut caps = re.create_captures();
+    let (caps, minified) = state.parts(r, rule);
     let input = Input::new(hay).span(at..end).anchored(Anchored::Yes);
-    re.search_captures(&input, &mut caps);
-    let m = found(rule, r, hay, end, &mut caps, out, minified)?;
+    re.search_captures(&input, caps);
+    let m = found(rule, r, hay, end, caps, out, minified)?;
     Some(if m.end > m.start { m.end } else { m.end + 1 })
 }
 

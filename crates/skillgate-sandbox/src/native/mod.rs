@@ -407,8 +407,8 @@ impl NativeSandbox {
                 ));
             }
         }
-        // On v1 the init joined its cgroups before reporting ready: make sure it did.
         let ready = Instant::now();
+        // On v1 the init joined its cgroups before reporting ready: make sure it did.
         cgroup.confirm(pid)?;
         write_id_maps(pid, self.host_id_base, req.spec.uid, req.spec.gid)?;
         let mut sync = File::from(sync_w);
@@ -506,7 +506,6 @@ impl NativeSandbox {
         apply_limit_events(&mut outcome, &events, &limits);
         outcome.artifacts = artifacts;
         outcome.findings.append(&mut artifact_findings);
-        // Which enforcement this run actually had (cgroup v1 or v2, landlock ABI).
         let us = |a: Instant, b: Instant| (b - a).as_micros();
         tracing::debug!(
             target: "skillgate_sandbox::timing",
@@ -517,6 +516,7 @@ impl NativeSandbox {
             collect_us = us(ended_at, Instant::now()),
             "native sandbox run"
         );
+        // Which enforcement this run actually had (cgroup v1 or v2, landlock ABI).
         outcome.findings.push(Finding::new(
             LayerName::Executor,
             "sandbox.enforcement",

@@ -198,33 +198,42 @@ fn etc_files(spec: &SandboxSpec) -> [(&'static str, String); 5] {
 
 /// Where every run mounts its new root: an empty directory owned by this (root) user and
 /// writable by nobody else, created once (`/run/skillgate/root`, or under the temporary
-/// directory without `/run`). Each run mounts its root there inside its own private mount
+/// directory when `/run` cannot hold it). Each run mounts its root there inside its own private mount
 /// namespace, so runs never see each other's, and nothing of a run is written on the host.
 pub(crate) fn root_mount_point() -> Result<&'static Path, ExecError> {
     static POINT: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
     POINT
         .get_or_init(|| {
-            let base = if Path::new("/run").is_dir() {
-                PathBuf::from("/run/skillgate")
-            } else {
-                std::env::temp_dir().join("skillgate")
-            };
-            let point = base.join("root");
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(&point)
-                .map_err(|e| format!("creating {}: {e}", point.display()))?;
-            for d in [&base, &point] {
-                trusted_dir(d)?;
+            let mut why = Vec::new();
+            for base in [
+                PathBuf::from("/run/skillgate"),
+                std::env::temp_dir().join("skillgate"),
+            ] {
+                match private_dir(&base) {
+                    Ok(point) => return Ok(point),
+                    Err(e) => why.push(e),
+                }
             }
-            Ok(point)
+            Err(why.join("; "))
         })
         .as_ref()
         .map(PathBuf::as_path)
         .map_err(|why| {
             ExecError::HostUnsupported(format!("the sandbox's root mount point is unusable: {why}"))
         })
+}
+
+/// Creates `base/root` (mode 0700) unless it exists, and checks both are trusted.
+fn private_dir(base: &Path) -> Result<PathBuf, String> {
+    let point = base.join("root");
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&point)
+        .map_err(|e| format!("creating {}: {e}", point.display()))?;
+    trusted_dir(base)?;
+    trusted_dir(&point)?;
+    Ok(point)
 }
 
 /// A real directory (not a link) owned by this user that nobody else can write to.
@@ -525,6 +534,12 @@ mod tests {
         assert!(trusted_dir(&t.path().join("missing")).is_err());
         let point = root_mount_point().unwrap();
         assert_eq!(trusted_dir(point), Ok(()));
+        // A fresh base is created private; one that others can write to is refused.
+        let made = private_dir(&t.path().join("fresh")).unwrap();
+        assert_eq!(made, t.path().join("fresh/root"));
+        assert_eq!(trusted_dir(&made), Ok(()));
+        let why = private_dir(&open).unwrap_err();
+        assert!(why.contains("not writable by others"), "{why}");
     }
 
     #[test]

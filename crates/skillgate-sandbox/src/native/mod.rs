@@ -24,6 +24,7 @@ mod plan;
 
 pub use cgroup::CgroupMode;
 
+use crate::reap::Waited;
 use crate::supervisor::{Captures, ProcessResult};
 use crate::workdir::OUTPUT_DIR_ENV;
 use crate::{Interpreter, artifacts, outcome_from};
@@ -421,17 +422,11 @@ impl NativeSandbox {
 
         let mut timed_out = false;
         let mut exec_failure = None;
-        let mut ended: Option<(i32, i32, (Duration, Duration, u64))> = None;
+        let mut ended: Option<Waited> = None;
         loop {
             match recv(&msg_rx) {
                 Ok(m) if m.kind == MSG_DONE => {
-                    let [user, system, rss_kib] = m.usage.map(|v| u64::try_from(v).unwrap_or(0));
-                    let usage = (
-                        Duration::from_micros(user),
-                        Duration::from_micros(system),
-                        rss_kib.saturating_mul(1024),
-                    );
-                    ended = Some((m.a, m.b, usage));
+                    ended = Some(reported_end(&m));
                     break;
                 }
                 Ok(m) if m.kind == MSG_EXEC_FAILED || m.kind == MSG_SETUP_FAILED => {
@@ -447,8 +442,8 @@ impl NativeSandbox {
         }
         let ended_at = Instant::now();
         let remains = Remains { init, sync, cgroup };
-        let (artifacts, mut artifact_findings, usage, events) = match ended {
-            Some((_, _, usage)) => {
+        let (artifacts, mut artifact_findings, end, events) = match ended {
+            Some(end) => {
                 let out = PathBuf::from(format!("/proc/{pid}/root{}", layout::OUT_DIR));
                 let (artifacts, findings) =
                     artifacts::collect(&out, limits.artifact_file_cap, limits.artifact_total_cap);
@@ -461,13 +456,19 @@ impl NativeSandbox {
                         tracing::warn!("reaping a finished sandbox's init: {e}");
                     }
                 });
-                (artifacts, findings, usage, events)
+                (artifacts, findings, end, events)
             }
             None => {
+                // Timed out (or the init died): the skill was killed with the init, and
+                // the init's own usage includes the skill's.
                 let (waited, events) = remains.end();
                 let w = waited.map_err(|e| ExecError::io("waiting for the sandbox", e))?;
-                let usage = (w.user_cpu, w.system_cpu, w.max_rss_bytes);
-                (Vec::new(), Vec::new(), usage, events)
+                let killed = Waited {
+                    exit_code: None,
+                    signal: Some(libc::SIGKILL),
+                    ..w
+                };
+                (Vec::new(), Vec::new(), killed, events)
             }
         };
         let wall = started.elapsed();
@@ -483,13 +484,9 @@ impl NativeSandbox {
                 "the sandbox's init ended without reporting how the skill ended".into(),
             ));
         }
-        let (exit_code, signal) = match ended {
-            Some((code, sig, _)) => ((code >= 0).then_some(code), (sig > 0).then_some(sig)),
-            None => (None, Some(libc::SIGKILL)),
-        };
         let res = ProcessResult {
-            exit_code,
-            signal,
+            exit_code: end.exit_code,
+            signal: end.signal,
             stdout,
             stderr,
             stdout_truncated,
@@ -497,9 +494,9 @@ impl NativeSandbox {
             timed_out,
             usage: ResourceUsage {
                 wall,
-                user_cpu: usage.0,
-                system_cpu: usage.1,
-                max_rss_bytes: events.peak_memory.max(usage.2),
+                user_cpu: end.user_cpu,
+                system_cpu: end.system_cpu,
+                max_rss_bytes: events.peak_memory.max(end.max_rss_bytes),
             },
         };
         let mut outcome = outcome_from(res, &limits);
@@ -539,13 +536,11 @@ struct Remains {
 impl Remains {
     /// Kills the init, which kills every process of the sandbox's pid namespace, reaps it
     /// (its usage and the cgroup's limit events are returned), and removes the cgroup.
-    fn end(self) -> (std::io::Result<crate::reap::Waited>, LimitEvents) {
+    fn end(self) -> (std::io::Result<Waited>, LimitEvents) {
         let Remains { init, sync, cgroup } = self;
-        init.kill();
         cgroup.kill_all();
         drop(sync);
-        let waited = crate::reap::wait4(init.pid);
-        std::mem::forget(init);
+        let waited = init.reap();
         let events = cgroup.events();
         drop(cgroup);
         (waited, events)
@@ -607,12 +602,33 @@ impl InitGuard {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
         }
     }
+
+    /// Kills the init and reaps it, returning how it ended and what it (with everything
+    /// it reaped) used.
+    fn reap(self) -> std::io::Result<Waited> {
+        self.kill();
+        let waited = crate::reap::wait4(self.pid);
+        std::mem::forget(self);
+        waited
+    }
 }
 
 impl Drop for InitGuard {
     fn drop(&mut self) {
         self.kill();
         let _ = crate::reap::wait4(self.pid);
+    }
+}
+
+/// How the skill ended and what it used, as the init reported them with [`MSG_DONE`].
+fn reported_end(m: &Msg) -> Waited {
+    let [user, system, rss_kib] = m.usage.map(|v| u64::try_from(v).unwrap_or(0));
+    Waited {
+        exit_code: (m.a >= 0).then_some(m.a),
+        signal: (m.b > 0).then_some(m.b),
+        user_cpu: Duration::from_micros(user),
+        system_cpu: Duration::from_micros(system),
+        max_rss_bytes: rss_kib.saturating_mul(1024),
     }
 }
 
@@ -721,6 +737,32 @@ mod tests {
             host: Arc::new(host),
             ..NativeSandbox::new()
         }
+    }
+
+    #[test]
+    fn the_reported_end_keeps_only_meaningful_values() {
+        let exited = reported_end(&Msg {
+            kind: MSG_DONE,
+            a: 3,
+            usage: [1_500, 250, 2_048],
+            ..Msg::default()
+        });
+        assert_eq!((exited.exit_code, exited.signal), (Some(3), None));
+        assert_eq!(exited.user_cpu, Duration::from_micros(1_500));
+        assert_eq!(exited.system_cpu, Duration::from_micros(250));
+        assert_eq!(exited.max_rss_bytes, 2 << 20);
+        let killed = reported_end(&Msg {
+            kind: MSG_DONE,
+            a: -1,
+            b: libc::SIGSYS,
+            usage: [-1, 0, -5],
+            ..Msg::default()
+        });
+        assert_eq!(
+            (killed.exit_code, killed.signal),
+            (None, Some(libc::SIGSYS))
+        );
+        assert_eq!((killed.user_cpu, killed.max_rss_bytes), (Duration::ZERO, 0));
     }
 
     #[test]

@@ -4,7 +4,10 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../rules/prescan");
+    // Read when the script runs, not when it was compiled: a build script binary can be
+    // reused for a checkout at another path.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let root = Path::new(&manifest).join("../../rules/prescan");
     println!("cargo:rerun-if-changed={}", root.display());
     let mut out = String::from(
         "/// The default packs: (language directory, file name, contents).\npub(crate) const EMBEDDED: &[(&str, &str, &str)] = &[\n",

@@ -313,18 +313,16 @@ const PREFIX: usize = 12;
 
 fn decode_hex(hay: &[u8], span: Range<usize>, out: &mut impl FnMut(Decoded)) {
     let digits = &hay[span.clone()];
-    // `runs` hands over at least `MIN_HEX` hex digits: a digit's value is its low
-    // nibble, plus 9 for letters (bit 6 set).
-    debug_assert!(digits.len() >= MIN_HEX && digits.iter().all(u8::is_ascii_hexdigit));
-    let nibble = |d: u8| (d & 0x0F) + 9 * (d >> 6);
-    let byte = |i: usize| (nibble(digits[2 * i]) << 4) | nibble(digits[2 * i + 1]);
-    if !may_start_text_at(byte(0)) {
+    if hex_at(digits, 0, 2).is_some_and(|b| !may_start_text_at(b as u8)) {
         return;
     }
     let mut prefix = [0u8; PREFIX];
     let n = (digits.len() / 2).min(PREFIX);
     for (i, b) in prefix[..n].iter_mut().enumerate() {
-        *b = byte(i);
+        match hex_at(digits, 2 * i, 2) {
+            Some(v) => *b = v as u8,
+            None => return,
+        }
     }
     if !may_start_text(&prefix[..n]) {
         return;
@@ -351,16 +349,9 @@ fn decode_base64(hay: &[u8], span: Range<usize>, urlsafe: bool, out: &mut impl F
     }
     let engine = if urlsafe { &URL_SAFE } else { &STANDARD };
     if let Some(head) = body.get(..PREFIX / 3 * 4) {
-        // Four characters decode to three bytes, independently of the rest (a run holds
-        // only bytes of its alphabet, see `runs`).
+        // Four characters decode to three bytes, independently of the rest.
         let mut prefix = [0u8; PREFIX];
-        for (three, four) in prefix.chunks_exact_mut(3).zip(head.chunks_exact(4)) {
-            let v = |k: usize| base64_value(four[k]);
-            three[0] = (v(0) << 2) | (v(1) >> 4);
-            three[1] = (v(1) << 4) | (v(2) >> 2);
-            three[2] = (v(2) << 6) | v(3);
-        }
-        if !may_start_text(&prefix) {
+        if engine.decode_slice(head, &mut prefix) == Ok(PREFIX) && !may_start_text(&prefix) {
             return;
         }
     }
@@ -374,27 +365,6 @@ fn decode_base64(hay: &[u8], span: Range<usize>, urlsafe: bool, out: &mut impl F
             map: None,
         });
     }
-}
-
-/// The six bits of a byte of either base64 alphabet (`+`/`-` are 62, `/`/`_` 63).
-fn base64_value(b: u8) -> u8 {
-    static VALUES: [u8; 256] = {
-        let mut t = [63u8; 256];
-        let mut i = 0;
-        while i < 256 {
-            let b = i as u8;
-            t[i] = match b {
-                b'A'..=b'Z' => b - b'A',
-                b'a'..=b'z' => b - b'a' + 26,
-                b'0'..=b'9' => b - b'0' + 52,
-                b'+' | b'-' => 62,
-                _ => 63,
-            };
-            i += 1;
-        }
-        t
-    };
-    VALUES[b as usize]
 }
 
 fn hex_val(b: u8) -> Option<u8> {

@@ -23,7 +23,7 @@ use tower::ServiceExt;
 fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let mut args = std::env::args().skip(1);
     let (Some(lang), Some(code)) = (args.next(), args.next()) else {
-        return Err("usage: sandbox_run python|javascript CODE [RUNS]".into());
+        return Err("usage: sandbox_run python|javascript CODE [RUNS | serve]".into());
     };
     let lang: Language = lang.parse()?;
     let mode = args.next();

@@ -9,7 +9,10 @@
 //!    replacing the value before it;
 //! 3. clamped to the maxima: `[isolation.max]` for everyone and
 //!    `[isolation.tenants.<id>.max]` for the caller's tenant. A request is never raised
-//!    past a maximum; each clamp is reported as a low-severity finding.
+//!    past a maximum; each clamp is reported as a low-severity finding. A key left out of
+//!    `[isolation.max]` is capped at its `[limits]` default ([`Maxima::or_defaults`]): a
+//!    skill or caller can ask for less than the default, never more, unless the operator
+//!    raises the ceiling.
 //!
 //! The spec (limits, runtime tier, extra read-only paths) is recorded on the request,
 //! then checked against the executor's [`Capabilities`]: anything it cannot enforce makes
@@ -31,8 +34,9 @@ use tower::Layer;
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RequestedLimits(pub LimitOverrides);
 
-/// Upper bounds on what skills and callers may ask for. Unset means no bound beyond the
-/// executor's.
+/// Upper bounds on what skills and callers may ask for. In `[isolation.max]` an unset key
+/// means the `[limits]` default (see [`Maxima::or_defaults`]); in a tenant's maxima it
+/// means no bound beyond the global one.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Maxima {
@@ -52,6 +56,30 @@ pub struct Maxima {
     pub file_size_bytes: Option<u64>,
 }
 
+impl Maxima {
+    /// These maxima with every unset key filled from `defaults`, so that what is not
+    /// bounded explicitly cannot be raised past its default.
+    ///
+    /// ```
+    /// use skillgate::isolation::Maxima;
+    /// use skillgate::Limits;
+    /// use std::time::Duration;
+    /// let max = Maxima { wall_timeout: Some(Duration::from_secs(60)), ..Default::default() };
+    /// let filled = max.or_defaults(&Limits::default());
+    /// assert_eq!(filled.wall_timeout, Some(Duration::from_secs(60)));
+    /// assert_eq!(filled.memory_bytes, Some(Limits::default().memory_bytes));
+    /// ```
+    pub fn or_defaults(self, defaults: &Limits) -> Maxima {
+        Maxima {
+            wall_timeout: self.wall_timeout.or(Some(defaults.wall_timeout)),
+            cpu_time: self.cpu_time.or(defaults.cpu_time),
+            memory_bytes: self.memory_bytes.or(Some(defaults.memory_bytes)),
+            pids: self.pids.or(Some(defaults.pids)),
+            file_size_bytes: self.file_size_bytes.or(Some(defaults.file_size_bytes)),
+        }
+    }
+}
+
 /// One tenant's settings.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -69,7 +97,7 @@ pub struct IsolationConfig {
     pub runtime: RuntimeTier,
     /// Host paths made visible read-only in every run (a virtualenv, a data set).
     pub read_only_paths: Vec<PathBuf>,
-    /// Maxima for everyone.
+    /// Maxima for everyone; an unset key is capped at its `[limits]` default.
     pub max: Maxima,
     /// Per-tenant maxima, keyed by the caller's tenant id.
     pub tenants: BTreeMap<String, TenantIsolation>,
@@ -205,7 +233,7 @@ impl IsolationLayer {
         if let Some(r) = req.extensions.get::<RequestedLimits>() {
             requests.push(r.0);
         }
-        let mut maxima = vec![s.config.max];
+        let mut maxima = vec![s.config.max.or_defaults(&s.defaults)];
         if let Some(t) = s.config.tenants.get(&req.caller.tenant) {
             maxima.push(t.max);
         }
@@ -307,6 +335,44 @@ mod tests {
         };
         let (l, _) = compute_limits(&defaults, &[], &[max]);
         assert_eq!(l.cpu_time, Some(secs(5)));
+    }
+
+    #[test]
+    fn a_skill_cannot_raise_its_limits_past_the_defaults_unless_the_operator_allows_it() {
+        let greedy = LimitOverrides {
+            wall_timeout: Some(secs(1000 * 3600)),
+            cpu_time: Some(secs(1000 * 3600)),
+            memory_bytes: Some(1000 << 30),
+            pids: Some(4_000_000),
+            file_size_bytes: Some(1 << 40),
+        };
+        let run = |config: IsolationConfig| {
+            let layer = IsolationLayer::new(Limits::default(), config, full_caps());
+            let skill = Skill::builder("s", Language::Python, b"".to_vec())
+                .limits(greedy)
+                .build();
+            let mut req = ExecRequest::new(Caller::new("a", "t"), skill, serde_json::json!({}));
+            let clamps = layer.decide_spec(&mut req).unwrap();
+            (req.spec.limits, clamps)
+        };
+        let (l, clamps) = run(IsolationConfig::default());
+        assert_eq!(
+            l,
+            Limits::default(),
+            "the default config caps at the defaults"
+        );
+        assert_eq!(clamps.len(), 5, "{clamps:?}");
+        // The operator raises one ceiling: that one limit may grow, up to it.
+        let raised = IsolationConfig {
+            max: Maxima {
+                wall_timeout: Some(secs(60)),
+                ..Default::default()
+            },
+            ..IsolationConfig::default()
+        };
+        let (l, _) = run(raised);
+        assert_eq!(l.wall_timeout, secs(60));
+        assert_eq!(l.memory_bytes, Limits::default().memory_bytes);
     }
 
     #[test]

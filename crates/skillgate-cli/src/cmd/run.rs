@@ -48,10 +48,12 @@ pub(crate) struct RunArgs {
     /// Switch a layer off (policy, prescan, isolation, seccomp, network, secrets, monitor); for testing one layer without another.
     #[arg(long, value_name = "LAYER", value_parser = parse_layer)]
     disable: Vec<LayerName>,
-    /// Wall-clock limit, e.g. `5s`, `500ms`.
+    /// Wall-clock limit, e.g. `5s`, `500ms`; clamped to `[isolation.max]` (by default the
+    /// `[limits]` value).
     #[arg(long, value_name = "DURATION", value_parser = units::parse_duration)]
     timeout: Option<Duration>,
-    /// Memory limit, e.g. `256MiB`.
+    /// Memory limit, e.g. `256MiB`; clamped to `[isolation.max]` (by default the
+    /// `[limits]` value).
     #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
     memory: Option<u64>,
     /// Report format.

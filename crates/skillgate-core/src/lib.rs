@@ -41,7 +41,7 @@ pub use layer::{LayerName, LayerTiming};
 pub use outcome::{Artifact, ExecOutcome, ResourceUsage};
 pub use quarantine::{NoQuarantine, QuarantineSource};
 pub use request::{ExecRequest, RequestId};
-pub use skill::{Language, LimitOverrides, Skill, SkillBuilder, Visibility};
+pub use skill::{FileKind, Language, LimitOverrides, Skill, SkillBuilder, SkillFile, Visibility};
 pub use spec::{
     ArgCondition, ArgOp, Limits, NetworkDestination, NetworkPolicy, PortRange, RuntimeTier,
     SandboxSpec, SeccompAction, SeccompProfile, SyscallRule,

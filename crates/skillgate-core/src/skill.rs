@@ -120,9 +120,33 @@ pub struct LimitOverrides {
     pub file_size_bytes: Option<u64>,
 }
 
+/// What a file of a skill folder, other than the entry script, is to the pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileKind {
+    /// Source an interpreter of this language can load: the pre-scan reads it.
+    Code(Language),
+    /// Read by the skill as data (the manifest, the schema, declared data files).
+    Data,
+}
+
+/// One file of a skill folder besides the entry script, read once when the skill was
+/// loaded. Executors write these bytes into the sandbox and never read the folder again,
+/// so what runs is what was checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillFile {
+    /// Its path relative to the skill folder, `/`-separated (e.g. `scripts/helper.py`).
+    pub path: String,
+    /// Code or data.
+    pub kind: FileKind,
+    /// Its bytes.
+    pub bytes: Arc<[u8]>,
+}
+
 /// A skill: the code an agent asks to run, with what the pipeline needs to know about it.
 ///
-/// The digest is computed from the code when the skill is built, so it always matches.
+/// The digest is computed from the code and the other files when the skill is built, so
+/// it always matches them.
 #[derive(Debug, Clone, Serialize)]
 pub struct Skill {
     /// Agent Skills name: 1–64 lowercase letters, digits and hyphens.
@@ -136,7 +160,10 @@ pub struct Skill {
     /// The entry script's bytes.
     #[serde(skip)]
     pub code: Arc<[u8]>,
-    /// Lowercase hex sha256 of `code`.
+    /// Lowercase hex sha256 identifying what runs: of `code` alone when the skill has no
+    /// other `files`; otherwise of the entry's path and bytes followed by every file's
+    /// path and bytes in path order, each length-prefixed (so no two different folders
+    /// share a digest).
     pub digest: String,
     /// JSON Schema the input must satisfy, if any.
     pub input_schema: Option<serde_json::Value>,
@@ -150,8 +177,12 @@ pub struct Skill {
     pub limits: LimitOverrides,
     /// Network it asks for (default: none).
     pub network: NetworkPolicy,
-    /// The folder it was loaded from, whose other files the executor may make visible
-    /// read-only next to the entry script.
+    /// The folder's other files, as read when it was loaded, sorted by path; executors
+    /// write them next to the entry script.
+    #[serde(skip)]
+    pub files: Arc<[SkillFile]>,
+    /// The folder it was loaded from, for messages only: executors use `files`, never
+    /// this path.
     pub source_dir: Option<PathBuf>,
 }
 
@@ -182,9 +213,11 @@ impl Skill {
                 tenant: None,
                 limits: LimitOverrides::default(),
                 network: NetworkPolicy::None,
+                files: Arc::from(Vec::new()),
                 source_dir: None,
             },
             code: code.into(),
+            files: Vec::new(),
         }
     }
 
@@ -199,6 +232,7 @@ impl Skill {
 pub struct SkillBuilder {
     skill: Skill,
     code: Vec<u8>,
+    files: Vec<SkillFile>,
 }
 
 impl SkillBuilder {
@@ -247,11 +281,46 @@ impl SkillBuilder {
         self.skill.source_dir = Some(d.into());
         self
     }
+    /// Adds a file of the folder besides the entry (a later file of the same path
+    /// replaces an earlier one).
+    pub fn file(
+        mut self,
+        path: impl Into<String>,
+        kind: FileKind,
+        bytes: impl Into<Vec<u8>>,
+    ) -> Self {
+        let path = path.into();
+        self.files.retain(|f| f.path != path);
+        self.files.push(SkillFile {
+            path,
+            kind,
+            bytes: Arc::from(bytes.into()),
+        });
+        self
+    }
     /// Finishes: computes the digest.
     pub fn build(self) -> Skill {
         let mut skill = self.skill;
-        skill.digest = hex::encode(Sha256::digest(&self.code));
+        let mut files = self.files;
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        skill.digest = if files.is_empty() {
+            hex::encode(Sha256::digest(&self.code))
+        } else {
+            let mut h = Sha256::new();
+            let mut put = |bytes: &[u8]| {
+                h.update((bytes.len() as u64).to_le_bytes());
+                h.update(bytes);
+            };
+            put(skill.entry.as_bytes());
+            put(&self.code);
+            for f in &files {
+                put(f.path.as_bytes());
+                put(&f.bytes);
+            }
+            hex::encode(h.finalize())
+        };
         skill.code = Arc::from(self.code);
+        skill.files = Arc::from(files);
         skill
     }
 }
@@ -267,5 +336,27 @@ mod tests {
             s.digest,
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
         );
+    }
+
+    #[test]
+    fn the_digest_covers_every_file_and_its_path() {
+        let with = |path: &str, bytes: &[u8]| {
+            Skill::builder("x", Language::Python, b"abc".to_vec())
+                .file(path, FileKind::Code(Language::Python), bytes.to_vec())
+                .build()
+                .digest
+        };
+        let base = with("helper.py", b"x = 1");
+        assert_ne!(
+            base,
+            Skill::builder("x", Language::Python, b"abc".to_vec())
+                .build()
+                .digest
+        );
+        assert_ne!(base, with("helper.py", b"x = 2"), "a file's bytes count");
+        assert_ne!(base, with("helper2.py", b"x = 1"), "a file's path counts");
+        // Length prefixes: moving bytes from a path into the content changes the digest.
+        assert_ne!(with("ab", b"c"), with("a", b"bc"));
+        assert_eq!(base, with("helper.py", b"x = 1"), "and it is stable");
     }
 }

@@ -34,6 +34,26 @@ impl Interpreter {
         }
     }
 
+    /// Arguments every run passes before the script: for Python `-s`, so no user
+    /// site-packages (`$HOME/.local/lib/python3.*/site-packages`, where `HOME` is the
+    /// skill's own folder) and none of their `.pth` files load before the entry.
+    ///
+    /// ```
+    /// use skillgate_core::Language;
+    /// assert_eq!(skillgate_sandbox::Interpreter::isolation_args_of(Language::Python), ["-s"]);
+    /// ```
+    pub fn isolation_args(&self) -> &'static [&'static str] {
+        Self::isolation_args_of(self.language)
+    }
+
+    /// [`Interpreter::isolation_args`] of a language.
+    pub fn isolation_args_of(language: Language) -> &'static [&'static str] {
+        match language {
+            Language::Python => &["-s"],
+            Language::JavaScript => &[],
+        }
+    }
+
     /// Resolves the interpreter for `language`: `explicit` when given (a path or a
     /// command name), else the language's command in `PATH`.
     ///

@@ -77,7 +77,12 @@ impl ProcessExecutor {
             .map_err(|e| ExecError::Other(format!("serializing the input: {e}")))?;
         let res = supervisor::run(ProcessConfig {
             program: interp.program.clone(),
-            args: vec![dir.entry().as_os_str().to_owned()],
+            args: interp
+                .isolation_args()
+                .iter()
+                .map(std::ffi::OsString::from)
+                .chain(std::iter::once(dir.entry().as_os_str().to_owned()))
+                .collect(),
             cwd: dir.work(),
             env,
             stdin,

@@ -368,3 +368,41 @@ fn javascript_runs_too() {
     );
     assert_eq!(o.stdout, b"42\n");
 }
+
+#[test]
+fn folder_files_come_from_the_skill_and_user_site_packages_stay_off() {
+    use skillgate_core::FileKind;
+    // A .pth file in every user site-packages folder a Python 3 could look in (HOME is
+    // /work): with user site-packages on, it would run before the entry.
+    let mut b = Skill::builder(
+        "t",
+        Language::Python,
+        b"import os, helper\nprint(helper.X, os.environ.get('PTH_RAN'))\n".to_vec(),
+    )
+    .entry("scripts/main.py")
+    .file(
+        "scripts/helper.py",
+        FileKind::Code(Language::Python),
+        b"X = 42\n".to_vec(),
+    );
+    for minor in 6..=20 {
+        b = b.file(
+            format!(".local/lib/python3.{minor}/site-packages/evil.pth"),
+            FileKind::Data,
+            b"import os; os.environ['PTH_RAN'] = 'yes'\n".to_vec(),
+        );
+    }
+    let req = ExecRequest::new(Caller::new("a", "t"), b.build(), serde_json::json!({}));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let o = rt.block_on(NativeSandbox::new().oneshot(req)).unwrap();
+    assert_eq!(
+        o.status,
+        Status::Ok,
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "42 None\n");
+}

@@ -27,8 +27,6 @@ use std::path::{Component, Path, PathBuf};
 pub(crate) const WORK_DIR: &str = "/work";
 /// The output directory inside the sandbox (`$SKILLGATE_OUTPUT_DIR`).
 pub(crate) const OUT_DIR: &str = "/out";
-/// Most files copied from a skill folder.
-const MAX_SKILL_FILES: usize = 1000;
 /// The host's system directories made visible.
 const SYSTEM_DIRS: [&str; 7] = [
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
@@ -251,34 +249,33 @@ fn trusted_dir(d: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// The skill folder's regular files (symlinks skipped), as paths relative to it.
-fn skill_files(src: &Path, entry: &Path) -> Result<Vec<(PathBuf, bool)>, ExecError> {
-    let mut out = Vec::new();
-    let mut stack = vec![PathBuf::new()];
-    while let Some(rel) = stack.pop() {
-        let dir = src.join(&rel);
-        let rd = std::fs::read_dir(&dir)
-            .map_err(|e| ExecError::io(format!("reading skill folder {}", dir.display()), e))?;
-        let mut entries: Vec<_> = rd.flatten().collect();
-        entries.sort_by_key(|e| e.file_name());
-        for e in entries {
-            let r = rel.join(e.file_name());
-            let Ok(ft) = e.file_type() else { continue };
-            if ft.is_dir() {
-                out.push((r.clone(), true));
-                stack.push(r);
-            } else if ft.is_file() && r != entry {
-                out.push((r, false));
-            }
-            if out.len() > MAX_SKILL_FILES {
-                return Err(ExecError::Other(format!(
-                    "skill folder {} has more than {MAX_SKILL_FILES} files",
-                    src.display()
-                )));
+/// Adds the ops writing `bytes` to `base/rel`, creating its parent folders first (each
+/// once: `made` remembers them).
+fn write_beneath(
+    ops: &mut Vec<Op>,
+    made: &mut BTreeSet<PathBuf>,
+    base: &Path,
+    rel: &Path,
+    bytes: std::sync::Arc<[u8]>,
+) -> Result<(), ExecError> {
+    let mut parent = PathBuf::new();
+    for c in rel.parent().into_iter().flat_map(Path::components) {
+        if let Component::Normal(n) = c {
+            parent.push(n);
+            if made.insert(parent.clone()) {
+                ops.push(Op::Mkdir {
+                    path: cstr(base.join(&parent))?,
+                    mode: 0o755,
+                });
             }
         }
     }
-    Ok(out)
+    ops.push(Op::Write {
+        dst: cstr(base.join(rel))?,
+        bytes,
+        mode: 0o644,
+    });
+    Ok(())
 }
 
 /// Builds the plan.
@@ -404,42 +401,27 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
     b.tmpfs(WORK_DIR, owned.clone(), private)?;
     b.tmpfs(OUT_DIR, owned, private)?;
 
-    // The skill's files: the folder's other files first, then the entry (the scanned
-    // code, which wins over a file of the same name).
+    // The skill's files, from the bytes read and checked when it was loaded (never from
+    // the host's folder, which may have changed since): the folder's other files first,
+    // then the entry (the scanned code, which wins over a file of the same name).
     let work_host = b.host(Path::new(WORK_DIR));
-    if let Some(src) = &i.skill.source_dir {
-        for (rel, is_dir) in skill_files(src, &entry_rel)? {
-            if is_dir {
-                b.ops.push(Op::Mkdir {
-                    path: cstr(work_host.join(&rel))?,
-                    mode: 0o755,
-                });
-            } else {
-                b.ops.push(Op::Copy {
-                    src: cstr(src.join(&rel))?,
-                    dst: cstr(work_host.join(&rel))?,
-                    mode: 0o644,
-                });
-            }
-        }
+    let mut made = BTreeSet::new();
+    for f in i.skill.files.iter() {
+        let rel = crate::workdir::safe_relative(&f.path).ok_or_else(|| {
+            ExecError::Other(format!(
+                "skill file `{}` must be relative and stay inside the skill folder",
+                f.path
+            ))
+        })?;
+        write_beneath(&mut b.ops, &mut made, &work_host, &rel, f.bytes.clone())?;
     }
-    let mut parent = PathBuf::new();
-    if let Some(dirs) = entry_rel.parent() {
-        for c in dirs.components() {
-            if let Component::Normal(n) = c {
-                parent.push(n);
-                b.ops.push(Op::Mkdir {
-                    path: cstr(work_host.join(&parent))?,
-                    mode: 0o755,
-                });
-            }
-        }
-    }
-    b.ops.push(Op::Write {
-        dst: cstr(work_host.join(&entry_rel))?,
-        bytes: i.skill.code.clone(),
-        mode: 0o644,
-    });
+    write_beneath(
+        &mut b.ops,
+        &mut made,
+        &work_host,
+        &entry_rel,
+        i.skill.code.clone(),
+    )?;
     // Nothing can be created in the root itself.
     b.ops.push(Op::Remount {
         dst: cstr(&root)?,
@@ -484,7 +466,10 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
     };
 
     let entry_inside = Path::new(WORK_DIR).join(&entry_rel);
-    let argv = vec![cstr(&i.interp.program)?, cstr(&entry_inside)?];
+    let argv = std::iter::once(cstr(&i.interp.program))
+        .chain(i.interp.isolation_args().iter().map(cstr))
+        .chain(std::iter::once(cstr(&entry_inside)))
+        .collect::<Result<Vec<_>, _>>()?;
     let envp = i
         .env
         .iter()

@@ -4,7 +4,8 @@ use skillgate_core::{Decide, DecideService, ExecRequest, Finding, LayerName, Rej
 use std::sync::Arc;
 use tower::Layer;
 
-/// Scans the skill's code before it runs. A `block` verdict makes the outcome `blocked`
+/// Scans the skill's code before it runs: the entry and every code file of its folder
+/// ([`PreScanner::scan_skill`]). A `block` verdict makes the outcome `blocked`
 /// with the findings (rule, line, column, snippet); `warn` findings travel on the request
 /// and end in the report; `allow` passes silently.
 ///
@@ -51,7 +52,7 @@ pub type PreScanService<S> = DecideService<S, PreScanner>;
 impl Decide for PreScanner {
     const LAYER: LayerName = LayerName::Prescan;
     fn decide(&self, req: &mut ExecRequest) -> Result<Vec<Finding>, Rejection> {
-        let report = self.scan(&req.skill.code, req.skill.language);
+        let report = self.scan_skill(&req.skill);
         if report.verdict == Verdict::Block {
             return Err(Rejection::new(Status::Blocked, report.findings));
         }

@@ -2,7 +2,7 @@
 use crate::facts::{Ctx, Fact, walk};
 use crate::rules::{RuleSet, ts_language};
 use serde::{Deserialize, Serialize};
-use skillgate_core::{Finding, Language, LayerName, Location, Severity};
+use skillgate_core::{FileKind, Finding, Language, LayerName, Location, Severity, Skill};
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -127,6 +127,8 @@ pub mod engine_rules {
     pub const PY_UNLISTED: &str = "py.module.unlisted";
     /// A JavaScript module outside the allow-list.
     pub const JS_UNLISTED: &str = "js.module.unlisted";
+    /// A local import that loads one of the skill's data files as code.
+    pub const DATA_AS_CODE: &str = "prescan.data-as-code";
 
     /// What an engine finding means, for `skillgate rules explain`.
     ///
@@ -155,6 +157,9 @@ pub mod engine_rules {
             }
             RULES_INVALID => {
                 "The rule packs' tree-sitter queries do not compile, so the code cannot be checked against them; it is blocked (fail closed)."
+            }
+            DATA_AS_CODE => {
+                "A relative `require`/`import` names one of the skill's data files (not `.js`, `.mjs`, `.cjs` or `.json`), which Node would load as JavaScript although the pre-scan never read it as code; it is blocked."
             }
             PY_UNLISTED | JS_UNLISTED => {
                 "An import of a module that is not on the library allow-list (`modules.toml` of the pack). Low severity (warn) by default; `[prescan] unknown_module = \"block\"` makes it critical."
@@ -214,11 +219,72 @@ impl PreScanner {
     /// Scans `code` written in `lang`. Never panics; code that cannot be scanned is
     /// blocked with a finding saying why.
     pub fn scan(&self, code: &[u8], lang: Language) -> ScanReport {
-        let findings = match self.analyse(code, lang) {
+        let findings = match self.analyse(code, lang, &|_| Resolution::Unknown) {
             Ok(f) => f,
             Err(f) => vec![*f],
         };
         self.decide(findings)
+    }
+
+    /// Scans a whole skill: its entry script and every other file of kind
+    /// [`FileKind::Code`], each in its own language. An import that resolves to one of
+    /// these files is local, not "unlisted": in Python a module beneath the entry's folder
+    /// (`sys.path[0]`: `helper` is `helper.py` or `helper/__init__.py` there); in
+    /// JavaScript a relative specifier (`./helper`, with the extensions and `index` files
+    /// Node tries) naming a code file or a `.json` file. A relative specifier naming any
+    /// other data file is blocked (`prescan.data-as-code`: Node would run it as
+    /// JavaScript); an import that resolves to nothing is unlisted as before. Findings come
+    /// file by file, the entry first; those of another file start with its path.
+    ///
+    /// ```
+    /// use skillgate_core::{FileKind, Language, Skill};
+    /// use skillgate_prescan::{PreScanner, Verdict};
+    /// let skill = Skill::builder("s", Language::Python, b"import helper\n".to_vec())
+    ///     .entry("scripts/main.py")
+    ///     .file("scripts/helper.py", FileKind::Code(Language::Python), b"import subprocess\n".to_vec())
+    ///     .build();
+    /// let report = PreScanner::new().unwrap().scan_skill(&skill);
+    /// assert_eq!(report.verdict, Verdict::Block);
+    /// assert!(report.findings[0].message.starts_with("scripts/helper.py: "));
+    /// ```
+    pub fn scan_skill(&self, skill: &Skill) -> ScanReport {
+        let code_files = skill.files.iter().filter_map(|f| match f.kind {
+            FileKind::Code(lang) => Some((f.path.as_str(), &f.bytes[..], lang)),
+            FileKind::Data => None,
+        });
+        let sources: Vec<(&str, &[u8], Language)> =
+            std::iter::once((skill.entry.as_str(), &skill.code[..], skill.language))
+                .chain(code_files)
+                .collect();
+        let tree = LocalFiles {
+            code: sources.iter().map(|s| s.0).collect(),
+            all: skill
+                .files
+                .iter()
+                .map(|f| f.path.as_str())
+                .chain([skill.entry.as_str()])
+                .collect(),
+            entry_dir: parent_of(&skill.entry),
+        };
+        let mut findings = Vec::new();
+        for (i, &(path, code, lang)) in sources.iter().enumerate() {
+            let resolve = |m: &str| tree.resolve(m, lang, path);
+            let mut found = match self.analyse(code, lang, &resolve) {
+                Ok(f) => f,
+                Err(f) => vec![*f],
+            };
+            sort_by_location(&mut found);
+            if i > 0 {
+                for f in &mut found {
+                    f.message = format!("{path}: {}", f.message);
+                }
+            }
+            findings.append(&mut found);
+        }
+        ScanReport {
+            verdict: self.verdict(&findings),
+            findings,
+        }
     }
 
     /// Scans several pieces of code, on as many threads as there are cores (each thread
@@ -283,8 +349,15 @@ impl PreScanner {
     }
 
     fn decide(&self, mut findings: Vec<Finding>) -> ScanReport {
-        findings.sort_by_key(|f| f.location.map(|l| (l.line, l.column)).unwrap_or_default());
-        let verdict = if findings
+        sort_by_location(&mut findings);
+        ScanReport {
+            verdict: self.verdict(&findings),
+            findings,
+        }
+    }
+
+    fn verdict(&self, findings: &[Finding]) -> Verdict {
+        if findings
             .iter()
             .any(|f| f.severity >= self.options.threshold || f.rule_id.starts_with("prescan."))
         {
@@ -293,8 +366,7 @@ impl PreScanner {
             Verdict::Allow
         } else {
             Verdict::Warn
-        };
-        ScanReport { verdict, findings }
+        }
     }
 
     fn check_source<'c>(&self, code: &'c [u8]) -> Result<&'c str, Box<Finding>> {
@@ -380,7 +452,12 @@ impl PreScanner {
         }
     }
 
-    fn analyse(&self, code: &[u8], lang: Language) -> Result<Vec<Finding>, Box<Finding>> {
+    fn analyse(
+        &self,
+        code: &[u8],
+        lang: Language,
+        resolve: &dyn Fn(&str) -> Resolution,
+    ) -> Result<Vec<Finding>, Box<Finding>> {
         let src = self.check_source(code)?;
         let tree = self.parse(src, lang)?;
         let root = tree.root_node();
@@ -463,6 +540,23 @@ impl PreScanner {
         }
         let mut reported = HashSet::new();
         for (module, start, end) in imports {
+            match resolve(&module) {
+                Resolution::Local => continue,
+                Resolution::Data(path) => {
+                    if reported.insert(module.clone()) {
+                        findings.push(
+                            engine_finding(
+                                engine_rules::DATA_AS_CODE,
+                                format!("`{module}` loads the data file `{path}` as code"),
+                            )
+                            .with_location(lines.location(start, end))
+                            .with_snippet(lines.snippet(start, end)),
+                        );
+                    }
+                    continue;
+                }
+                Resolution::Unknown => {}
+            }
             if is_allowed(&compiled.allowed, &module, lang)
                 || covered
                     .iter()
@@ -498,6 +592,109 @@ impl PreScanner {
         }
         Ok(findings)
     }
+}
+
+fn sort_by_location(findings: &mut [Finding]) {
+    findings.sort_by_key(|f| f.location.map(|l| (l.line, l.column)).unwrap_or_default());
+}
+
+/// Where an import leads among a skill's own files.
+enum Resolution {
+    /// To a file the pre-scan reads as code (or, in JavaScript, to a `.json` file).
+    Local,
+    /// To this data file, which the interpreter would load as code.
+    Data(String),
+    /// Not to a file of the skill.
+    Unknown,
+}
+
+/// A skill's files, for resolving its local imports.
+struct LocalFiles<'a> {
+    /// The entry and every code file.
+    code: HashSet<&'a str>,
+    /// Every file.
+    all: HashSet<&'a str>,
+    /// The entry's folder: Python's `sys.path[0]`.
+    entry_dir: &'a str,
+}
+
+impl LocalFiles<'_> {
+    fn resolve(&self, module: &str, lang: Language, importer: &str) -> Resolution {
+        match lang {
+            Language::Python => {
+                let parts: Vec<&str> = module.split('.').collect();
+                let found = (1..=parts.len()).any(|n| {
+                    let base = join(self.entry_dir, &parts[..n].join("/"));
+                    self.code.contains(format!("{base}.py").as_str())
+                        || self.code.contains(format!("{base}/__init__.py").as_str())
+                });
+                if found {
+                    Resolution::Local
+                } else {
+                    Resolution::Unknown
+                }
+            }
+            Language::JavaScript => {
+                if !(module.starts_with("./") || module.starts_with("../")) {
+                    return Resolution::Unknown;
+                }
+                let Some(base) = normalize(&join(parent_of(importer), module)) else {
+                    return Resolution::Unknown;
+                };
+                const TRIED: [&str; 9] = [
+                    "",
+                    ".js",
+                    ".mjs",
+                    ".cjs",
+                    ".json",
+                    "/index.js",
+                    "/index.mjs",
+                    "/index.cjs",
+                    "/index.json",
+                ];
+                for suffix in TRIED {
+                    let candidate = format!("{base}{suffix}");
+                    if self.code.contains(candidate.as_str())
+                        || candidate.ends_with(".json") && self.all.contains(candidate.as_str())
+                    {
+                        return Resolution::Local;
+                    }
+                    if self.all.contains(candidate.as_str()) {
+                        return Resolution::Data(candidate);
+                    }
+                }
+                Resolution::Unknown
+            }
+        }
+    }
+}
+
+/// `scripts/main.py` → `scripts`; `main.py` → ``.
+fn parent_of(path: &str) -> &str {
+    path.rfind('/').map_or("", |i| &path[..i])
+}
+
+fn join(dir: &str, rel: &str) -> String {
+    if dir.is_empty() {
+        rel.to_string()
+    } else {
+        format!("{dir}/{rel}")
+    }
+}
+
+/// Resolves `.` and `..` in a `/`-separated relative path; `None` when it leaves the top.
+fn normalize(path: &str) -> Option<String> {
+    let mut out: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                out.pop()?;
+            }
+            p => out.push(p),
+        }
+    }
+    Some(out.join("/"))
 }
 
 /// Whether `module` or one of its parents is allowed.

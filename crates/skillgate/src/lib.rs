@@ -27,6 +27,7 @@
 
 pub mod assemble;
 pub mod config;
+pub mod folder;
 mod input;
 pub mod isolation;
 mod pipeline;

@@ -20,11 +20,12 @@
 //! |-----|---------|---------|
 //! | `skillgate.entry` | entry script, relative to the folder | `scripts/main.py` or `scripts/main.js`, whichever exists |
 //! | `skillgate.language` | `python` or `javascript` | from the entry's extension |
-//! | `skillgate.input-schema` | JSON Schema file of the input | `input.schema.json` if present |
+//! | `skillgate.input-schema` | JSON Schema file of the input, relative to the folder | `input.schema.json` if present |
+//! | `skillgate.data` | data files: comma-separated globs relative to the folder (`*` matches any characters, `/` included: `data/*`) | none (but see `assets/` and `references/` below) |
 //! | `skillgate.visibility` | `public`, `restricted` or `private` | `private` |
 //! | `skillgate.owner` | the builder who owns the skill | none |
 //! | `skillgate.tenant` | the tenant the skill belongs to | none |
-//! | `skillgate.timeout` | wall-clock limit it asks for (`5s`) | config default |
+//! | `skillgate.timeout` | wall-clock limit it asks for (`5s`); every limit is clamped to `[isolation.max]`, by default the config's defaults | config default |
 //! | `skillgate.cpu-time` | CPU-time limit it asks for | config default |
 //! | `skillgate.memory` | memory limit it asks for (`256MiB`) | config default |
 //! | `skillgate.pids` | process limit it asks for | config default |
@@ -32,8 +33,26 @@
 //!
 //! A `skillgate.` key not in this table is an error (a typo must not silently drop a
 //! setting); other `metadata` keys belong to other tools and are ignored.
+//!
+//! ## The folder's files
+//!
+//! The folder is read once, from beneath itself ([`crate::folder`]): a symbolic link, a
+//! hard link, a FIFO, a device or a socket anywhere in it is refused, naming it, and so is
+//! an entry or schema path that is absolute or leaves the folder. Every file then gets a
+//! kind, and its bytes travel on the [`Skill`] (the sandbox gets exactly these bytes):
+//!
+//! | file | kind |
+//! |------|------|
+//! | `.py`, `.js`, `.mjs`, `.cjs`, anywhere | code: the pre-scan reads it, in its language |
+//! | `.pth`, `.pyc`, `.pyo`, `.pyd`, `.so`, `.node` | refused: an interpreter loads it as code, the pre-scan cannot read it |
+//! | `SKILL.md`, the input schema | data |
+//! | under `assets/` or `references/` (the Agent Skills folders for resources) | data |
+//! | matching a `skillgate.data` glob | data |
+//! | anything else | refused: neither code the pre-scan has seen nor declared data |
+//!
+//! A code extension always wins: a data glob never exempts a `.py` file from the scan.
 use serde::Deserialize;
-use skillgate_core::{Language, LimitOverrides, Skill, Visibility, units};
+use skillgate_core::{FileKind, Language, LimitOverrides, Skill, Visibility, units};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -41,6 +60,10 @@ use std::path::{Path, PathBuf};
 pub const MAX_CODE_BYTES: u64 = 1024 * 1024;
 /// Largest `SKILL.md` or schema file accepted, in bytes.
 pub const MAX_META_BYTES: u64 = 256 * 1024;
+/// Extensions of files an interpreter loads as code but the pre-scan cannot read.
+pub const UNSCANNABLE_EXTENSIONS: [&str; 6] = ["pth", "pyc", "pyo", "pyd", "so", "node"];
+/// Folders whose files are data by convention (the Agent Skills resource folders).
+pub const DATA_FOLDERS: [&str; 2] = ["assets/", "references/"];
 
 /// Why a skill folder could not be loaded. Each variant names the file and what is wrong.
 #[derive(Debug, thiserror::Error)]
@@ -71,6 +94,22 @@ pub enum SkillError {
         path: PathBuf,
         /// What is wrong, naming the field.
         message: String,
+    },
+    /// The skill folder cannot be used as a whole (missing, too large, too many files).
+    #[error("skill folder {}: {message}", path.display())]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// A file of the folder is refused.
+    #[error("refused {}: {reason}", path.display())]
+    Refused {
+        /// The file.
+        path: PathBuf,
+        /// Why, and what to do about it.
+        reason: String,
     },
     /// The input schema is not valid.
     #[error("{}: {message}", path.display())]
@@ -198,10 +237,11 @@ pub fn parse_manifest(text: &str, path: &Path) -> Result<Frontmatter, SkillError
     Ok(fm)
 }
 
-const KNOWN_KEYS: [&str; 11] = [
+const KNOWN_KEYS: [&str; 12] = [
     "skillgate.entry",
     "skillgate.language",
     "skillgate.input-schema",
+    "skillgate.data",
     "skillgate.visibility",
     "skillgate.owner",
     "skillgate.tenant",
@@ -212,11 +252,26 @@ const KNOWN_KEYS: [&str; 11] = [
     "skillgate.file-size",
 ];
 
-/// Loads a skill folder: `SKILL.md`, the entry script and the input schema.
+/// Loads and checks a skill folder: reads it from beneath itself, parses `SKILL.md`,
+/// finds the entry script and the input schema (which must be valid), and gives every
+/// other file its kind (see [the module docs](self)). Nothing is run or pre-scanned: the
+/// pre-scan of the returned skill's code is `skillgate_prescan::PreScanner::scan_skill`.
 pub fn load(dir: &Path) -> Result<Skill, SkillError> {
     let manifest_path = dir.join("SKILL.md");
-    let raw = read_capped(&manifest_path, MAX_META_BYTES)?;
-    let text = String::from_utf8(raw).map_err(|e| SkillError::Manifest {
+    // Say so at once when this is no skill folder, before walking it.
+    if let Err(source) = std::fs::symlink_metadata(&manifest_path) {
+        return Err(SkillError::Read {
+            path: manifest_path,
+            source,
+        });
+    }
+    let crate::folder::Folder { root, mut files } = crate::folder::read(dir)?;
+    let raw = files.get("SKILL.md").ok_or_else(|| SkillError::Read {
+        path: manifest_path.clone(),
+        source: std::io::ErrorKind::NotFound.into(),
+    })?;
+    check_size(&manifest_path, raw, MAX_META_BYTES)?;
+    let text = String::from_utf8(raw.clone()).map_err(|e| SkillError::Manifest {
         path: manifest_path.clone(),
         message: format!("not valid UTF-8 (byte {})", e.utf8_error().valid_up_to()),
     })?;
@@ -226,10 +281,7 @@ pub fn load(dir: &Path) -> Result<Skill, SkillError> {
         message,
     };
 
-    let folder = std::fs::canonicalize(dir).map_err(|source| SkillError::Read {
-        path: dir.into(),
-        source,
-    })?;
+    let folder = root;
     let folder_name = folder
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -255,7 +307,7 @@ pub fn load(dir: &Path) -> Result<Skill, SkillError> {
         None => {
             let found: Vec<&str> = ["scripts/main.py", "scripts/main.js"]
                 .into_iter()
-                .filter(|p| dir.join(p).is_file())
+                .filter(|p| files.contains_key(*p))
                 .collect();
             match found.as_slice() {
                 [one] => one.to_string(),
@@ -264,16 +316,12 @@ pub fn load(dir: &Path) -> Result<Skill, SkillError> {
             }
         }
     };
-    let entry_path = Path::new(&entry);
-    if entry_path.is_absolute()
-        || entry_path
-            .components()
-            .any(|c| matches!(c, std::path::Component::ParentDir))
-    {
-        return Err(bad(format!(
+    let entry = inside(&entry).ok_or_else(|| {
+        bad(format!(
             "`skillgate.entry` `{entry}` must be a relative path inside the folder"
-        )));
-    }
+        ))
+    })?;
+    let entry_path = Path::new(&entry);
     let language = match meta("skillgate.language") {
         Some(l) => l
             .parse::<Language>()
@@ -288,13 +336,61 @@ pub fn load(dir: &Path) -> Result<Skill, SkillError> {
                 ))
             })?,
     };
-    let code = read_capped(&dir.join(&entry), MAX_CODE_BYTES)?;
+    let code = files.remove(&entry).ok_or_else(|| {
+        bad(format!(
+            "the entry script `{entry}` is not a file of the folder"
+        ))
+    })?;
+    check_size(&dir.join(&entry), &code, MAX_CODE_BYTES)?;
 
     let schema_file = match meta("skillgate.input-schema") {
-        Some(s) => Some(dir.join(s)),
-        None => Some(dir.join("input.schema.json")).filter(|p| p.is_file()),
+        Some(s) => Some(inside(s).ok_or_else(|| {
+            bad(format!(
+                "`skillgate.input-schema` `{s}` must be a relative path inside the folder"
+            ))
+        })?),
+        None => Some("input.schema.json".to_string()).filter(|p| files.contains_key(p)),
     };
-    let input_schema = schema_file.map(|p| load_schema(&p)).transpose()?;
+    let input_schema = schema_file
+        .as_deref()
+        .map(|name| {
+            let bytes = files.get(name).ok_or_else(|| {
+                bad(format!(
+                    "`skillgate.input-schema` `{name}` is not a file of the folder"
+                ))
+            })?;
+            parse_schema(bytes, &dir.join(name))
+        })
+        .transpose()?;
+    let data_globs = meta("skillgate.data")
+        .map(|v| {
+            v.split(',')
+                .map(str::trim)
+                .filter(|g| !g.is_empty())
+                .map(|g| {
+                    inside(g).ok_or_else(|| {
+                        bad(format!(
+                            "`skillgate.data` glob `{g}` must be relative and stay inside the folder"
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()?
+        .unwrap_or_default();
+    let mut kinds = Vec::with_capacity(files.len());
+    for (path, bytes) in files {
+        let kind = classify(&path, schema_file.as_deref(), &data_globs).map_err(|reason| {
+            SkillError::Refused {
+                path: dir.join(&path),
+                reason,
+            }
+        })?;
+        if matches!(kind, FileKind::Code(_)) {
+            check_size(&dir.join(&path), &bytes, MAX_CODE_BYTES)?;
+        }
+        kinds.push((path, kind, bytes));
+    }
 
     let visibility = meta("skillgate.visibility")
         .map(|v| {
@@ -332,6 +428,9 @@ pub fn load(dir: &Path) -> Result<Skill, SkillError> {
         .visibility(visibility)
         .limits(limits)
         .source_dir(folder);
+    for (path, kind, bytes) in kinds {
+        b = b.file(path, kind, bytes);
+    }
     if let Some(s) = input_schema {
         b = b.input_schema(s);
     }
@@ -344,11 +443,74 @@ pub fn load(dir: &Path) -> Result<Skill, SkillError> {
     Ok(b.build())
 }
 
+/// What a file of the folder (not the entry) is; `Err` says why it is refused. See the
+/// table in [the module docs](self).
+fn classify(path: &str, schema: Option<&str>, data_globs: &[String]) -> Result<FileKind, String> {
+    let ext = Path::new(path).extension().and_then(|e| e.to_str());
+    if let Some(lang) = ext.and_then(Language::from_extension) {
+        return Ok(FileKind::Code(lang));
+    }
+    if let Some(e) = ext.filter(|e| UNSCANNABLE_EXTENSIONS.contains(e)) {
+        return Err(format!(
+            "an interpreter loads `.{e}` files as code, which the pre-scan cannot read; \
+             ship the source instead"
+        ));
+    }
+    let declared = path == "SKILL.md"
+        || Some(path) == schema
+        || DATA_FOLDERS.iter().any(|d| path.starts_with(d))
+        || data_globs
+            .iter()
+            .any(|g| skillgate_prescan::glob_match(g, path));
+    if declared {
+        Ok(FileKind::Data)
+    } else {
+        Err(format!(
+            "it is neither code the pre-scan reads (.py, .js, .mjs, .cjs) nor declared data; \
+             list it in `metadata.skillgate.data` or move it under {}",
+            DATA_FOLDERS.join(" or ")
+        ))
+    }
+}
+
+/// A path relative to the folder, `/`-separated, without `.` components; `None` when it
+/// is absolute, empty or climbs out with `..`.
+fn inside(p: &str) -> Option<String> {
+    use std::path::Component;
+    let mut parts = Vec::new();
+    for c in Path::new(p).components() {
+        match c {
+            Component::Normal(n) => parts.push(n.to_str()?),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+fn check_size(path: &Path, bytes: &[u8], max: u64) -> Result<(), SkillError> {
+    let size = bytes.len() as u64;
+    if size > max {
+        return Err(SkillError::TooLarge {
+            path: path.into(),
+            size,
+            max,
+        });
+    }
+    Ok(())
+}
+
 /// Reads a JSON Schema file and checks that it is a valid schema.
 pub fn load_schema(path: &Path) -> Result<serde_json::Value, SkillError> {
     let raw = read_capped(path, MAX_META_BYTES)?;
+    parse_schema(&raw, path)
+}
+
+/// Parses JSON Schema bytes (`path` is for messages) and checks that it is a valid schema.
+pub fn parse_schema(raw: &[u8], path: &Path) -> Result<serde_json::Value, SkillError> {
+    check_size(path, raw, MAX_META_BYTES)?;
     let schema: serde_json::Value =
-        serde_json::from_slice(&raw).map_err(|e| SkillError::Schema {
+        serde_json::from_slice(raw).map_err(|e| SkillError::Schema {
             path: path.into(),
             message: format!("not valid JSON: {e}"),
         })?;
@@ -386,6 +548,110 @@ mod tests {
         assert_eq!(s.language, Language::JavaScript);
         assert_eq!(s.entry, "scripts/main.js");
         assert_eq!(s.visibility, Visibility::Private);
+    }
+
+    #[test]
+    fn every_file_travels_on_the_skill_with_its_kind_or_is_refused_by_name() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("files");
+        let manifest = "---\nname: files\ndescription: x\nmetadata:\n  skillgate.entry: ./scripts/main.py\n  skillgate.data: data/*, notes.txt\n---\n";
+        let ok: &[(&str, &str)] = &[
+            ("scripts/main.py", "import helper\n"),
+            ("scripts/helper.py", "X = 1\n"),
+            ("input.schema.json", "{\"type\": \"object\"}"),
+            ("data/a/b.csv", "1,2"),
+            ("notes.txt", "n"),
+            ("assets/logo.svg", "<svg/>"),
+            ("references/guide.md", "# g"),
+            // A data glob or folder never exempts code from the scan.
+            ("data/tool.js", "0"),
+        ];
+        write_skill(&d, manifest, ok);
+        let s = load(&d).unwrap();
+        assert_eq!(s.entry, "scripts/main.py");
+        assert_eq!(&s.code[..], b"import helper\n");
+        let kinds: Vec<(&str, FileKind)> =
+            s.files.iter().map(|f| (f.path.as_str(), f.kind)).collect();
+        let py = FileKind::Code(Language::Python);
+        assert_eq!(
+            kinds,
+            [
+                ("SKILL.md", FileKind::Data),
+                ("assets/logo.svg", FileKind::Data),
+                ("data/a/b.csv", FileKind::Data),
+                ("data/tool.js", FileKind::Code(Language::JavaScript)),
+                ("input.schema.json", FileKind::Data),
+                ("notes.txt", FileKind::Data),
+                ("references/guide.md", FileKind::Data),
+                ("scripts/helper.py", py),
+            ]
+        );
+        assert!(s.input_schema.is_some());
+
+        // Each of these makes the folder refused, naming the file.
+        let refused: &[(&str, &str)] = &[
+            ("README.txt", "neither code"),
+            (".local/lib/python3.12/site-packages/x.pth", ".pth"),
+            ("scripts/__pycache__/helper.cpython-312.pyc", ".pyc"),
+            ("node_modules/addon.node", ".node"),
+        ];
+        for (file, needle) in refused {
+            let d = t.path().join("refused");
+            let _ = std::fs::remove_dir_all(&d);
+            write_skill(
+                &d,
+                "---\nname: refused\ndescription: x\n---\n",
+                &[("scripts/main.py", ""), (file, "x")],
+            );
+            let e = load(&d).expect_err(file).to_string();
+            assert!(e.contains(file) && e.contains(needle), "{file}: {e}");
+        }
+    }
+
+    #[test]
+    fn paths_in_the_manifest_must_stay_inside_the_folder() {
+        let t = tempfile::tempdir().unwrap();
+        for (key, value) in [
+            ("skillgate.input-schema", "/etc/passwd"),
+            ("skillgate.input-schema", "../outside.json"),
+            ("skillgate.entry", "/etc/passwd"),
+            ("skillgate.data", "a, ../../etc/*"),
+        ] {
+            let d = t.path().join("paths");
+            let _ = std::fs::remove_dir_all(&d);
+            let manifest =
+                format!("---\nname: paths\ndescription: x\nmetadata:\n  {key}: {value}\n---\n");
+            write_skill(&d, &manifest, &[("scripts/main.py", "")]);
+            let e = load(&d).expect_err(value).to_string();
+            assert!(
+                e.contains(key) && e.contains("inside the folder"),
+                "{value}: {e}"
+            );
+        }
+        // A schema that is named but absent is an error too, not silently no schema.
+        let d = t.path().join("paths");
+        let _ = std::fs::remove_dir_all(&d);
+        write_skill(
+            &d,
+            "---\nname: paths\ndescription: x\nmetadata:\n  skillgate.input-schema: gone.json\n---\n",
+            &[("scripts/main.py", "")],
+        );
+        let e = load(&d).unwrap_err().to_string();
+        assert!(e.contains("gone.json") && e.contains("not a file"), "{e}");
+    }
+
+    #[test]
+    fn a_symlinked_entry_is_refused_before_anything_is_read() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("linked");
+        write_skill(&d, "---\nname: linked\ndescription: x\n---\n", &[]);
+        std::fs::create_dir(d.join("scripts")).unwrap();
+        std::os::unix::fs::symlink("/etc/shadow", d.join("scripts/main.py")).unwrap();
+        let e = load(&d).unwrap_err().to_string();
+        assert!(
+            e.contains("scripts/main.py") && e.contains("symbolic link"),
+            "{e}"
+        );
     }
 
     #[test]

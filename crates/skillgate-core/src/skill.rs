@@ -133,7 +133,7 @@ pub enum FileKind {
 /// One file of a skill folder besides the entry script, read once when the skill was
 /// loaded. Executors write these bytes into the sandbox and never read the folder again,
 /// so what runs is what was checked.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct SkillFile {
     /// Its path relative to the skill folder, `/`-separated (e.g. `scripts/helper.py`).
     pub path: String,
@@ -141,6 +141,17 @@ pub struct SkillFile {
     pub kind: FileKind,
     /// Its bytes.
     pub bytes: Arc<[u8]>,
+}
+
+impl fmt::Debug for SkillFile {
+    /// The path, kind and size: a folder's bytes (up to megabytes) have no place in logs.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SkillFile")
+            .field("path", &self.path)
+            .field("kind", &self.kind)
+            .field("len", &self.bytes.len())
+            .finish()
+    }
 }
 
 /// A skill: the code an agent asks to run, with what the pipeline needs to know about it.

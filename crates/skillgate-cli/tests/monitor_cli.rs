@@ -203,3 +203,45 @@ fn an_unusable_state_dir_is_exit_2() {
         .code(2)
         .stderr(predicates::str::contains("no monitor state"));
 }
+
+/// Issue 20, item 12: `state.db` was 0644 next to a 0600 audit trail.
+#[cfg(unix)]
+#[test]
+fn the_state_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("new/state");
+    let code = tmp.path().join("ok.py");
+    std::fs::write(&code, "print('{}')\n").unwrap();
+    skillgate()
+        .args(["run", "--disable", "policy", "--lang", "python", "--code"])
+        .arg(&code)
+        .arg("--state-dir")
+        .arg(&state)
+        .assert()
+        .success();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&state), 0o700);
+    assert_eq!(mode(&tmp.path().join("new")), 0o700);
+    for f in ["state.db", "state.db-wal", "state.db-shm", "audit.jsonl"] {
+        let p = state.join(f);
+        if f == "state.db" || f == "audit.jsonl" {
+            assert!(p.exists(), "{f}");
+        }
+        if p.exists() {
+            assert_eq!(mode(&p), 0o600, "{f}");
+        }
+    }
+    // State written by an older skillgate is narrowed when opened.
+    std::fs::set_permissions(
+        state.join("state.db"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    skillgate()
+        .args(["monitor", "status", "--state-dir"])
+        .arg(&state)
+        .assert()
+        .success();
+    assert_eq!(mode(&state.join("state.db")), 0o600);
+}

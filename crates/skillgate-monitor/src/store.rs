@@ -167,17 +167,31 @@ impl std::fmt::Debug for Store {
 pub const DB_FILE: &str = "state.db";
 /// The audit trail's name in the state directory.
 pub const AUDIT_FILE: &str = "audit.jsonl";
+/// SQLite's write-ahead log next to the database.
+const DB_WAL_FILE: &str = "state.db-wal";
+/// SQLite's shared-memory index of the log.
+const DB_SHM_FILE: &str = "state.db-shm";
 
 impl Store {
     /// Opens (creating if needed) the store in `dir`.
+    ///
+    /// The directory is created mode 0700; `state.db` (and with it SQLite's `-wal` and
+    /// `-shm` files, which take the database's mode) and `audit.jsonl` are mode 0600,
+    /// and existing ones readable by others are narrowed to 0600.
     pub fn open(dir: &Path, durability: Durability) -> Result<Store, StoreError> {
         let open_err = |message: String| StoreError::Open {
             dir: dir.to_path_buf(),
             message,
         };
         create_private_dir(dir).map_err(|e| open_err(format!("cannot create it: {e}")))?;
-        let conn = Connection::open(dir.join(DB_FILE))
-            .map_err(|e| open_err(format!("cannot open {DB_FILE}: {e}")))?;
+        let db = dir.join(DB_FILE);
+        create_private_file(&db).map_err(|e| open_err(format!("cannot create {DB_FILE}: {e}")))?;
+        for name in [DB_FILE, DB_WAL_FILE, DB_SHM_FILE, AUDIT_FILE] {
+            make_private(&dir.join(name))
+                .map_err(|e| open_err(format!("cannot make {name} private (mode 0600): {e}")))?;
+        }
+        let conn =
+            Connection::open(&db).map_err(|e| open_err(format!("cannot open {DB_FILE}: {e}")))?;
         let audit = Sink::open(&dir.join(AUDIT_FILE), durability == Durability::Sync)
             .map_err(|e| open_err(format!("cannot open {AUDIT_FILE}: {e}")))?;
         let store = Self::prepare(conn, audit, durability, Some(dir.to_path_buf()))
@@ -479,6 +493,38 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
     b.create(dir)
+}
+
+/// Creates `path` mode 0600 if it does not exist (SQLite would create it 0644 under the
+/// usual umask, and gives its `-wal` and `-shm` files the database's mode).
+fn create_private_file(path: &Path) -> std::io::Result<()> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    opts.open(path).map(drop)
+}
+
+/// Narrows an existing file that others may read or write to mode 0600 (state written
+/// by an older skillgate); a missing file is left alone.
+fn make_private(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        match std::fs::metadata(path) {
+            Ok(m) if m.permissions().mode() & 0o077 != 0 => {
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            }
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        Ok(())
+    }
 }
 
 fn parse_status(s: &str) -> Result<Status, StoreError> {

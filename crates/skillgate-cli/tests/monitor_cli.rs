@@ -204,6 +204,161 @@ fn an_unusable_state_dir_is_exit_2() {
         .stderr(predicates::str::contains("no monitor state"));
 }
 
+/// A skill folder `name` of tenant `tenant` running `code`, with `schema` as its input
+/// schema if given.
+fn skill_folder(
+    root: &Path,
+    name: &str,
+    tenant: &str,
+    code: &str,
+    schema: Option<&str>,
+) -> std::path::PathBuf {
+    let dir = root.join(name);
+    std::fs::create_dir_all(dir.join("scripts")).unwrap();
+    let schema_line = match schema {
+        Some(s) => {
+            std::fs::write(dir.join("input.schema.json"), s).unwrap();
+            "  skillgate.input-schema: input.schema.json\n"
+        }
+        None => "",
+    };
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!(
+            "---\nname: {name}\ndescription: A test skill.\nmetadata:\n  skillgate.tenant: {tenant}\n  skillgate.owner: builder-alice\n  skillgate.visibility: public\n{schema_line}---\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(dir.join("scripts/main.py"), code).unwrap();
+    dir
+}
+
+/// A config naming `entities`, `rules` (a folder of detection files, if given) and extra
+/// `[monitor]` lines.
+fn config_file(
+    root: &Path,
+    entities: &Path,
+    rules: Option<&Path>,
+    monitor: &str,
+) -> std::path::PathBuf {
+    let rules = rules
+        .map(|r| format!("rules = {:?}\n", r.display().to_string()))
+        .unwrap_or_default();
+    std::fs::create_dir_all(root).unwrap();
+    let config = root.join("skillgate.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[policy]\nentities = {:?}\n\n[monitor]\n{rules}durability = \"flush\"\n{monitor}",
+            entities.display().to_string(),
+        ),
+    )
+    .unwrap();
+    config
+}
+
+/// Runs `skill` as `agent` of `tenant` with `extra` arguments; returns the JSON report.
+fn run_json(
+    state: &Path,
+    config: &Path,
+    skill: &Path,
+    agent: &str,
+    tenant: &str,
+    extra: &[&str],
+) -> serde_json::Value {
+    let out = skillgate()
+        .args([
+            "run", "--format", "json", "--agent", agent, "--tenant", tenant,
+        ])
+        .args(extra)
+        .arg(skill)
+        .arg("--state-dir")
+        .arg(state)
+        .arg("--config")
+        .arg(config)
+        .assert()
+        .code(predicates::ord::lt(2))
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
+fn examples_entities() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/entities.json")
+}
+
+fn execution_records(state: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(state.join("audit.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["kind"] == "execution")
+        .collect()
+}
+
+/// Issue 20, item 8: the audit trail recorded the configured defaults (`10s`, `256MiB`,
+/// no seccomp) whatever the run was given. It records the spec the executor enforced.
+#[test]
+fn the_audit_trail_records_the_spec_the_executor_enforced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let config = config_file(tmp.path(), &examples_entities(), None, "");
+    std::fs::write(
+        &config,
+        std::fs::read_to_string(&config).unwrap() + "\n[isolation.max]\nwall_timeout = \"2s\"\n",
+    )
+    .unwrap();
+    let skill = skill_folder(tmp.path(), "fine", "acme", "print('{}')\n", None);
+    let r = run_json(
+        &state,
+        &config,
+        &skill,
+        "analyst-1",
+        "acme",
+        &["--timeout", "1s", "--memory", "64MiB"],
+    );
+    assert_eq!(r["status"], "ok", "{r}");
+    let r = run_json(
+        &state,
+        &config,
+        &skill,
+        "analyst-1",
+        "acme",
+        &["--timeout", "30s"],
+    );
+    assert_eq!(r["status"], "ok", "{r}");
+    let r = run_json(&state, &config, &skill, "catalogue-bot", "acme", &[]);
+    assert_eq!(r["status"], "denied", "{r}");
+    let records = execution_records(&state);
+    assert_eq!(records.len(), 3);
+    let limits = &records[0]["spec"]["limits"];
+    assert_eq!(limits["wall_timeout"], "1s", "{}", records[0]);
+    assert_eq!(limits["memory_bytes"], "64MiB", "{}", records[0]);
+    let seccomp = &records[0]["spec"]["seccomp"];
+    assert!(
+        seccomp["name"].as_str().is_some_and(|n| !n.is_empty()),
+        "{seccomp}"
+    );
+    assert_eq!(
+        seccomp["sha256"].as_str().map(str::len),
+        Some(64),
+        "{seccomp}"
+    );
+    assert!(!records[0]["spec"]["network"].is_null(), "{}", records[0]);
+    assert_eq!(
+        records[1]["spec"]["limits"]["wall_timeout"], "2s",
+        "clamped: {}",
+        records[1]
+    );
+    assert!(
+        records[2]["spec"].is_null(),
+        "a denied request was given no sandbox: {}",
+        records[2]
+    );
+    assert!(records.iter().all(|r| r["cancelled"] == false));
+}
+
 /// Issue 20, item 12: `state.db` was 0644 next to a 0600 audit trail.
 #[cfg(unix)]
 #[test]

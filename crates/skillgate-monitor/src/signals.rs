@@ -22,8 +22,11 @@ pub struct RequestMeta {
     pub digest: String,
     /// The skill's language.
     pub language: Language,
-    /// The spec as the request carried it into the pipeline.
-    pub spec: SandboxSpec,
+    /// The spec the executor was given, as the pipeline's innermost end recorded it
+    /// ([`ExecutorSpec`](skillgate_core::ExecutorSpec)); `None` when the request never
+    /// reached the executor (denied, blocked, refused). [`MonitorLayer`](crate::MonitorLayer)
+    /// fills it on the way back.
+    pub executor_spec: Option<SandboxSpec>,
 }
 
 impl RequestMeta {
@@ -37,7 +40,7 @@ impl RequestMeta {
             skill: req.skill.name.clone(),
             digest: req.skill.digest.clone(),
             language: req.skill.language,
-            spec: req.spec.clone(),
+            executor_spec: None,
         }
     }
 }

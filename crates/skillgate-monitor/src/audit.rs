@@ -20,7 +20,7 @@
 //!   executor. A run the host ended because it was told to stop (the sandbox's
 //!   `sandbox.cancelled` finding) is marked `cancelled`.
 //! - A torn last line (a crash in the middle of a write) is skipped by [`read`].
-use crate::signals::RequestMeta;
+use crate::signals::{Blame, RequestMeta};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use skillgate_core::{ExecOutcome, Finding, LayerTiming, ResourceUsage, SandboxSpec, Status};
@@ -29,7 +29,8 @@ use std::io::Write;
 use std::path::Path;
 
 /// Version of the record format. Version 2: `spec` is the executor's spec (was the spec
-/// the request entered with), and `cancelled`. [`parse`] reads both.
+/// the request entered with), `cancelled`, `monitor.blame`, `monitor.skill_flagged`, and
+/// `unflag` records. [`parse`] reads both.
 pub const FORMAT_VERSION: u32 = 2;
 
 /// The finding id the sandbox gives a run it ended because its host was told to stop
@@ -114,6 +115,13 @@ pub struct MonitorRecord {
     pub quarantined: bool,
     /// This request throttled the agent (or was refused by the throttle).
     pub throttled: bool,
+    /// Whom the outcome counted against: the agent, or the skill (a block its own schema
+    /// or code caused).
+    #[serde(default)]
+    pub blame: Blame,
+    /// The skill is flagged (before or by this request).
+    #[serde(default)]
+    pub skill_flagged: bool,
 }
 
 /// One line of the audit trail.
@@ -124,6 +132,8 @@ pub enum AuditRecord {
     Execution(Box<ExecutionRecord>),
     /// An operator lifted an agent's quarantine.
     Release(ReleaseRecord),
+    /// An operator cleared a skill's flag.
+    Unflag(UnflagRecord),
 }
 
 /// A request and its outcome.
@@ -184,6 +194,27 @@ pub struct ReleaseRecord {
     pub reason: String,
     /// Since when, milliseconds since the Unix epoch.
     pub quarantined_since_ms: i64,
+}
+
+/// An operator cleared a skill's flag.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnflagRecord {
+    /// Format version.
+    pub v: u32,
+    /// When, milliseconds since the Unix epoch.
+    pub ts_ms: i64,
+    /// When, RFC 3339.
+    pub time: String,
+    /// The skill's code digest.
+    pub digest: String,
+    /// The skill's name when it was flagged.
+    pub skill: String,
+    /// Who cleared it.
+    pub by: String,
+    /// Why it had been flagged.
+    pub reason: String,
+    /// Since when, milliseconds since the Unix epoch.
+    pub flagged_since_ms: i64,
 }
 
 /// RFC 3339 time of a millisecond timestamp.

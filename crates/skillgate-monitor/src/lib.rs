@@ -11,6 +11,8 @@
 //! - [`audit`]: the JSON Lines audit trail.
 //! - [`metrics`]: Prometheus text exposition.
 //! - [`Monitor`] and [`MonitorLayer`]: the monitor, alone and as a `tower` layer.
+//! - [`StateQuarantine`]: the quarantines of a state directory, for a pipeline without
+//!   the monitor layer and for `skillgate policy check`.
 //!
 //! ```
 //! use skillgate_monitor::{Monitor, MonitorLayer, Store, detections::Detections};
@@ -36,6 +38,7 @@ pub mod fuzz;
 mod layer;
 pub mod metrics;
 mod monitor;
+mod quarantine;
 pub mod signals;
 mod store;
 
@@ -44,8 +47,9 @@ pub use monitor::{
     ALL_SKILLS, Assessment, Durability, Monitor, MonitorConfig, MonitorError, RecentEvents,
     Verdict, default_state_dir,
 };
+pub use quarantine::{StateQuarantine, resolve_state_dir};
 pub use signals::RequestMeta;
 pub use store::{
-    AUDIT_FILE, AgentStatus, BUSY_TIMEOUT, DB_FILE, QuarantineEntry, SCHEMA_VERSION, Store,
-    StoreError,
+    AUDIT_FILE, AgentStatus, BUSY_TIMEOUT, DB_FILE, QuarantineEntry, SCHEMA_VERSION, SkillFlag,
+    Store, StoreError, ThrottleCheck,
 };

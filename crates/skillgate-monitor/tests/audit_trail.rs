@@ -1,14 +1,14 @@
 //! What the audit trail records of a run: the spec the executor was given, a cancelled
-//! run, a failed pipeline.
+//! run, and the state's schema migration.
 mod common;
 use common::*;
 use skillgate_core::{
     BoxError, Caller, ExecOutcome, ExecRequest, ExecutorSpec, Finding, Language, LayerName,
-    Severity, Skill, Status,
+    QuarantineSource, Severity, Skill, Status,
 };
 use skillgate_monitor::audit::{self, AuditRecord, ExecutionRecord};
 use skillgate_monitor::detections::Detections;
-use skillgate_monitor::{Monitor, MonitorConfig, MonitorLayer, Store};
+use skillgate_monitor::{Durability, Monitor, MonitorConfig, MonitorLayer, Store};
 use std::sync::Arc;
 use std::time::Duration;
 use tower::{Layer, ServiceExt, service_fn};
@@ -113,6 +113,84 @@ async fn a_cancelled_run_is_recorded_as_cancelled() {
             .any(|f| f.rule_id == audit::CANCELLED_FINDING)
     );
     assert_eq!(store.request_ids().unwrap().len(), 1);
+}
+
+/// A version 1 state (quarantines keyed by tenant and agent, no blame, no shared throttle
+/// counter) is migrated when opened, keeping its quarantines and history.
+#[test]
+fn a_version_1_state_is_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    let v1 = r#"
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.executescript('''
+CREATE TABLE events(seq INTEGER PRIMARY KEY AUTOINCREMENT, request_id TEXT NOT NULL UNIQUE, ts_ms INTEGER NOT NULL,
+  tenant TEXT NOT NULL, agent TEXT NOT NULL, skill TEXT NOT NULL, digest TEXT NOT NULL, status TEXT NOT NULL,
+  exit_code INTEGER, signal INTEGER, wall_us INTEGER NOT NULL, cpu_us INTEGER NOT NULL, rss_bytes INTEGER NOT NULL,
+  output_bytes INTEGER NOT NULL, detections INTEGER NOT NULL);
+CREATE INDEX events_ts ON events(ts_ms);
+CREATE INDEX events_agent_skill ON events(tenant, agent, skill, seq);
+CREATE TABLE agent_minutes(tenant TEXT NOT NULL, agent TEXT NOT NULL, minute INTEGER NOT NULL, status TEXT NOT NULL,
+  count INTEGER NOT NULL, PRIMARY KEY(tenant, agent, minute, status));
+CREATE TABLE baselines(tenant TEXT NOT NULL, agent TEXT NOT NULL, skill TEXT NOT NULL, stats TEXT NOT NULL,
+  PRIMARY KEY(tenant, agent, skill));
+CREATE TABLE strikes(tenant TEXT NOT NULL, agent TEXT NOT NULL, ts_ms INTEGER NOT NULL, rule_id TEXT NOT NULL,
+  request_id TEXT NOT NULL, count INTEGER NOT NULL);
+CREATE INDEX strikes_agent ON strikes(tenant, agent, ts_ms);
+CREATE TABLE quarantine(tenant TEXT NOT NULL, agent TEXT NOT NULL, since_ms INTEGER NOT NULL, reason TEXT NOT NULL,
+  PRIMARY KEY(tenant, agent));
+CREATE TABLE throttle(tenant TEXT NOT NULL, agent TEXT NOT NULL, until_ms INTEGER NOT NULL, reason TEXT NOT NULL,
+  PRIMARY KEY(tenant, agent));
+CREATE TABLE counters(name TEXT NOT NULL, labels TEXT NOT NULL, value REAL NOT NULL, PRIMARY KEY(name, labels));
+CREATE TABLE histograms(name TEXT NOT NULL, labels TEXT NOT NULL, bucket INTEGER NOT NULL, count INTEGER NOT NULL,
+  PRIMARY KEY(name, labels, bucket));
+INSERT INTO quarantine VALUES('acme', 'mallory', 5, 'old strikes');
+INSERT INTO events(request_id, ts_ms, tenant, agent, skill, digest, status, wall_us, cpu_us, rss_bytes, output_bytes, detections)
+  VALUES('r1', 1800000000000, 'acme', 'eve', 's', 'd', 'denied', 0, 0, 0, 0, 0);
+INSERT INTO agent_minutes VALUES('acme', 'eve', 30000000, 'denied', 1);
+INSERT INTO throttle VALUES('acme', 'eve', 9999999999999, 'monitor.denial_burst');
+PRAGMA user_version = 1;
+''')
+c.commit()
+"#;
+    std::fs::create_dir_all(dir.path()).unwrap();
+    let made = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(v1)
+        .arg(dir.path().join("state.db"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let store = Store::open(dir.path(), Durability::Flush).unwrap();
+    assert!(store.is_quarantined("globex", "mallory").unwrap());
+    assert_eq!(
+        store.quarantine_of("mallory").unwrap().unwrap().tenant,
+        "acme"
+    );
+    assert_eq!(store.request_ids().unwrap(), vec!["r1".to_string()]);
+    assert_eq!(
+        store.throttled_until("acme", "eve", 0).unwrap(),
+        Some(9_999_999_999_999)
+    );
+    // The migrated throttle row has a full quota, shared from here on.
+    let cfg = MonitorConfig {
+        throttle_per_minute: 1,
+        ..Default::default()
+    };
+    let m = Monitor::new(Arc::new(store), Detections::builtin(), &cfg).unwrap();
+    let now = 1_800_000_000_000;
+    assert!(m.admit("acme", "eve", now).unwrap().is_none());
+    assert!(m.admit("acme", "eve", now + 1).unwrap().is_some());
+    // The migrated events are kept.
+    drop(m);
+    let again = Store::open(dir.path(), Durability::Flush).unwrap();
+    assert_eq!(
+        again
+            .agent_status("acme", "eve", now, 0)
+            .unwrap()
+            .executions,
+        vec![(Status::Denied, 1)]
+    );
 }
 
 /// A pipeline that fails (an `Err`, not an outcome) still leaves its audit record.

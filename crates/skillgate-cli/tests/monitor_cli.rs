@@ -341,6 +341,16 @@ fn a_skill_whose_schema_rejects_everything_does_not_quarantine_its_caller() {
     let flagged: serde_json::Value = serde_json::from_slice(&out).unwrap();
     assert_eq!(flagged[0]["skill"], "rejects-all", "{flagged}");
     let digest = flagged[0]["digest"].as_str().unwrap().to_string();
+    let metrics = String::from_utf8(stdout_of(&["monitor", "metrics"], &state)).unwrap();
+    assert!(metrics.contains("skillgate_flagged_skills 1"), "{metrics}");
+    assert!(
+        metrics.contains("skillgate_skill_flags_total 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("skillgate_quarantines_total 0"),
+        "{metrics}"
+    );
     skillgate()
         .args([
             "monitor",

@@ -1,4 +1,5 @@
-//! The audit trail: one JSON Lines record per request (and per release), appended to
+//! The audit trail: one JSON Lines record per request (and per release of a quarantine or
+//! clearing of a skill's flag), appended to
 //! `audit.jsonl` in the state directory.
 //!
 //! - **Append-only**: the file is opened with `O_APPEND` and each record is one `write`

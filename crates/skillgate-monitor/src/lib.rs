@@ -1,7 +1,9 @@
 //! Layer 7 of skillgate, the behavioural monitor: the outermost layer, which sees every
 //! request and every outcome (denials and blocks too), keeps baselines per agent and per
 //! skill, explains what looks anomalous, acts (alert, throttle, quarantine), writes the
-//! audit trail and keeps the metrics.
+//! audit trail and keeps the metrics. Outcomes count against the agent, or against the
+//! skill when the skill's own schema or code blocked the request
+//! ([`signals::Blame`]): a skill's repeated blocks flag the skill, never its callers.
 //!
 //! - [`signals`]: what is read off an execution.
 //! - [`baseline`]: streaming robust baselines (winsorised EWMA mean and variance).

@@ -40,7 +40,7 @@ pub use gate::{Decide, DecideService, Rejection};
 pub use layer::{LayerName, LayerTiming};
 pub use outcome::{Artifact, ExecOutcome, ResourceUsage};
 pub use quarantine::{NoQuarantine, QuarantineSource};
-pub use request::{ExecRequest, RequestId};
+pub use request::{ExecRequest, ExecutorSpec, RequestId};
 pub use skill::{FileKind, Language, LimitOverrides, Skill, SkillBuilder, SkillFile, Visibility};
 pub use spec::{
     ArgCondition, ArgOp, Limits, NetworkDestination, NetworkPolicy, PortRange, RuntimeTier,

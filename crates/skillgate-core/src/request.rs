@@ -1,8 +1,8 @@
 use crate::{Caller, Finding, SandboxSpec, Skill};
 use serde::Serialize;
 use std::fmt;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A process-unique, roughly time-ordered request id (for audit records and logs).
@@ -74,5 +74,44 @@ impl ExecRequest {
             findings: Vec::new(),
             extensions: http::Extensions::new(),
         }
+    }
+}
+
+/// A slot for the spec the executor was given, for layers outside to read on the way
+/// back (the monitor records it in the audit trail: the limits after clamping, the
+/// seccomp profile and network the layers decided, not the defaults the request entered
+/// with).
+///
+/// An outer layer puts one in the request's [`extensions`](ExecRequest::extensions) and
+/// keeps a clone; the pipeline's innermost end (skillgate's `PipelineBuilder`) records
+/// the request's spec in it just before the executor is called. It stays empty when the
+/// request never reaches the executor.
+///
+/// ```
+/// use skillgate_core::{Caller, ExecRequest, ExecutorSpec, Language, Skill};
+/// let probe = ExecutorSpec::default();
+/// let skill = Skill::builder("s", Language::Python, b"".to_vec()).build();
+/// let mut req = ExecRequest::new(Caller::new("a", "t"), skill, serde_json::json!({}));
+/// req.extensions.insert(probe.clone());
+/// assert!(probe.get().is_none());
+/// req.spec.limits.memory_bytes = 64 << 20;
+/// ExecutorSpec::record(&req);
+/// assert_eq!(probe.get().unwrap().limits.memory_bytes, 64 << 20);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ExecutorSpec(Arc<OnceLock<SandboxSpec>>);
+
+impl ExecutorSpec {
+    /// Records `req`'s spec in the slot it carries, if it carries one (the first
+    /// recording stays).
+    pub fn record(req: &ExecRequest) {
+        if let Some(slot) = req.extensions.get::<ExecutorSpec>() {
+            let _ = slot.0.set(req.spec.clone());
+        }
+    }
+
+    /// The recorded spec, if the request reached the executor.
+    pub fn get(&self) -> Option<&SandboxSpec> {
+        self.0.get()
     }
 }

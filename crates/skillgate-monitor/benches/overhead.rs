@@ -55,9 +55,10 @@ fn warm() -> (Baselines, RecentEvents) {
     let mut b = Baselines::default();
     let mut h = RecentEvents::default();
     let m = monitor(Store::open_in_memory().unwrap());
+    let meta = RequestMeta::of(&request());
     for i in 0..200u64 {
         let a = m
-            .assess(&outcome(i), &b, &b, &h, i as i64 * 10_000)
+            .assess(&meta, &outcome(i), &b, &b, &h, i as i64 * 10_000)
             .unwrap();
         b = a.skill;
         h.events.push((i as i64 * 10_000, true, Status::Ok));
@@ -91,7 +92,7 @@ fn main() {
         let meta = RequestMeta::of(black_box(&req));
         let admitted = m.admit(&meta.tenant, &meta.agent, now).unwrap();
         let out = outcome(i);
-        let a = m.assess(&out, &b, &b, &h, now).unwrap();
+        let a = m.assess(&meta, &out, &b, &b, &h, now).unwrap();
         let rec = audit::execution_record(&meta, &out, vec![], MonitorRecord::default(), now);
         black_box((admitted, a, audit::encode(&rec)));
     };

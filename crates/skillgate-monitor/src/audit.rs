@@ -1,4 +1,5 @@
-//! The audit trail: one JSON Lines record per request (and per release), appended to
+//! The audit trail: one JSON Lines record per request (and per release of a quarantine or
+//! clearing of a skill's flag), appended to
 //! `audit.jsonl` in the state directory.
 //!
 //! - **Append-only**: the file is opened with `O_APPEND` and each record is one `write`
@@ -14,17 +15,28 @@
 //!   already redacted by the secrets layer; even so the record holds only sizes and
 //!   sha256 digests of stdout, stderr and artifacts, never their content, and only the
 //!   names of the spec's environment variables.
+//! - **The run as it was enforced**: `spec` is the sandbox spec the executor was given
+//!   (limits after clamping, uid, network, runtime; the seccomp profile by name, default
+//!   action, rule count and digest), `null` for a request that never reached the
+//!   executor. A run the host ended because it was told to stop (the sandbox's
+//!   `sandbox.cancelled` finding) is marked `cancelled`.
 //! - A torn last line (a crash in the middle of a write) is skipped by [`read`].
-use crate::signals::RequestMeta;
+use crate::signals::{Blame, RequestMeta};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-use skillgate_core::{ExecOutcome, Finding, LayerTiming, ResourceUsage, Status};
+use skillgate_core::{ExecOutcome, Finding, LayerTiming, ResourceUsage, SandboxSpec, Status};
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 
-/// Version of the record format.
-pub const FORMAT_VERSION: u32 = 1;
+/// Version of the record format. Version 2: `spec` is the executor's spec (was the spec
+/// the request entered with), `cancelled`, `monitor.blame`, `monitor.skill_flagged`, and
+/// `unflag` records. [`parse`] reads both.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The finding id the sandbox gives a run it ended because its host was told to stop
+/// (SIGTERM, SIGINT).
+pub const CANCELLED_FINDING: &str = "sandbox.cancelled";
 
 /// One captured stream, as the trail keeps it: its size and digest.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,6 +116,13 @@ pub struct MonitorRecord {
     pub quarantined: bool,
     /// This request throttled the agent (or was refused by the throttle).
     pub throttled: bool,
+    /// Whom the outcome counted against: the agent, or the skill (a block its own schema
+    /// or code caused).
+    #[serde(default)]
+    pub blame: Blame,
+    /// The skill is flagged (before or by this request).
+    #[serde(default)]
+    pub skill_flagged: bool,
 }
 
 /// One line of the audit trail.
@@ -114,6 +133,8 @@ pub enum AuditRecord {
     Execution(Box<ExecutionRecord>),
     /// An operator lifted an agent's quarantine.
     Release(ReleaseRecord),
+    /// An operator cleared a skill's flag.
+    Unflag(UnflagRecord),
 }
 
 /// A request and its outcome.
@@ -131,10 +152,14 @@ pub struct ExecutionRecord {
     pub caller: CallerRecord,
     /// What ran.
     pub skill: SkillRecord,
-    /// The sandbox spec it was given (environment values removed).
+    /// The sandbox spec the executor was given (environment values removed, the seccomp
+    /// profile summarised); `null` when the request never reached the executor.
     pub spec: serde_json::Value,
     /// The outcome's status.
     pub status: Status,
+    /// The host ended the run because it was told to stop (a `sandbox.cancelled` finding).
+    #[serde(default)]
+    pub cancelled: bool,
     /// Exit code.
     pub exit_code: Option<i32>,
     /// Signal.
@@ -172,18 +197,54 @@ pub struct ReleaseRecord {
     pub quarantined_since_ms: i64,
 }
 
+/// An operator cleared a skill's flag.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnflagRecord {
+    /// Format version.
+    pub v: u32,
+    /// When, milliseconds since the Unix epoch.
+    pub ts_ms: i64,
+    /// When, RFC 3339.
+    pub time: String,
+    /// The skill's code digest.
+    pub digest: String,
+    /// The skill's name when it was flagged.
+    pub skill: String,
+    /// Who cleared it.
+    pub by: String,
+    /// Why it had been flagged.
+    pub reason: String,
+    /// Since when, milliseconds since the Unix epoch.
+    pub flagged_since_ms: i64,
+}
+
 /// RFC 3339 time of a millisecond timestamp.
 pub fn rfc3339(ts_ms: i64) -> String {
     let t = std::time::UNIX_EPOCH + std::time::Duration::from_millis(ts_ms.max(0) as u64);
     humantime::format_rfc3339_millis(t).to_string()
 }
 
-fn spec_without_env_values(meta: &RequestMeta) -> serde_json::Value {
-    let mut v = serde_json::to_value(&meta.spec).unwrap_or(serde_json::Value::Null);
+/// The spec as the trail keeps it: environment values removed, and the seccomp profile
+/// (hundreds of rules) summarised as its name, default action, rule count and the sha256
+/// of its JSON form, which identifies it exactly.
+fn spec_record(spec: Option<&SandboxSpec>) -> serde_json::Value {
+    let Some(spec) = spec else {
+        return serde_json::Value::Null;
+    };
+    let mut v = serde_json::to_value(spec).unwrap_or(serde_json::Value::Null);
     if let Some(env) = v.get_mut("env").and_then(|e| e.as_object_mut()) {
         for val in env.values_mut() {
             *val = serde_json::Value::String("<redacted>".into());
         }
+    }
+    if let (Some(slot), Some(profile)) = (v.get_mut("seccomp"), &spec.seccomp) {
+        let json = serde_json::to_vec(profile).unwrap_or_default();
+        *slot = serde_json::json!({
+            "name": profile.name,
+            "default_action": profile.default_action,
+            "rules": profile.syscalls.len(),
+            "sha256": hex::encode(Sha256::digest(&json)),
+        });
     }
     v
 }
@@ -211,8 +272,12 @@ pub fn execution_record(
             digest: meta.digest.clone(),
             language: meta.language.as_str().into(),
         },
-        spec: spec_without_env_values(meta),
+        spec: spec_record(meta.executor_spec.as_ref()),
         status: outcome.status,
+        cancelled: outcome
+            .findings
+            .iter()
+            .any(|f| f.rule_id == CANCELLED_FINDING),
         exit_code: outcome.exit_code,
         signal: outcome.signal,
         usage: outcome.usage,
@@ -347,7 +412,8 @@ mod tests {
         req.spec
             .env
             .insert("API_TOKEN".into(), "tok-very-secret-value".into());
-        let meta = RequestMeta::of(&req);
+        let mut meta = RequestMeta::of(&req);
+        meta.executor_spec = Some(req.spec.clone());
         let out = ExecOutcome {
             status: Status::Ok,
             stdout: b"the answer is [REDACTED] and more text".to_vec(),

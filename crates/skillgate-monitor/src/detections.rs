@@ -15,7 +15,7 @@
 //! assert!(Detections::from_toml("[[detection]]\nid = 1", "bad.toml").is_err());
 //! ```
 use crate::baseline::{Baselines, Metric};
-use crate::signals::Signals;
+use crate::signals::{Blame, Signals};
 use serde::Deserialize;
 use skillgate_core::{LayerName, Severity, Status, units};
 use std::path::Path;
@@ -32,6 +32,10 @@ pub enum Action {
     /// As alert, and a strike: after the configured number of strikes within the
     /// configured window the agent is quarantined (the policy layer then denies it).
     Quarantine,
+    /// As alert, and the skill (its code digest) is flagged: every later report of it
+    /// carries a `monitor.skill_flagged` finding and `skillgate monitor status` lists it,
+    /// until an operator clears the flag. A flag does not deny the skill.
+    FlagSkill,
 }
 
 impl Action {
@@ -41,6 +45,7 @@ impl Action {
             Action::Alert => "alert",
             Action::Throttle => "throttle",
             Action::Quarantine => "quarantine",
+            Action::FlagSkill => "flag_skill",
         }
     }
 }
@@ -77,8 +82,10 @@ pub enum Condition {
     },
     /// stdout or stderr reached its cap and was truncated.
     OutputAtCap,
-    /// At least `count` of this agent's requests within `window` ended in one of the
-    /// statuses (this request included).
+    /// At least `count` requests within `window` ended in one of the statuses (this
+    /// request included), counting those blamed on `against`: this agent's requests it
+    /// is accountable for (default), or the requests of any agent that this skill (its
+    /// code digest) is to blame for. Fires only for a request blamed on `against`.
     Burst {
         /// The statuses counted.
         statuses: Vec<Status>,
@@ -87,8 +94,12 @@ pub enum Condition {
         /// The window.
         #[serde(with = "units::duration")]
         window: Duration,
+        /// Whose requests are counted: `agent` (default) or `skill`.
+        #[serde(default)]
+        against: Blame,
     },
-    /// This agent's last `count` runs of this skill all ended in one of the statuses.
+    /// This agent's last `count` runs of this skill it is accountable for all ended in
+    /// one of the statuses.
     Streak {
         /// The statuses.
         statuses: Vec<Status>,
@@ -184,10 +195,16 @@ pub const DEFAULT_RULES: &str = include_str!("../../../rules/monitor/default.tom
 /// What a history of past executions answers; the store answers from its events table
 /// inside the write transaction, so concurrent processes see each other's requests.
 pub trait History {
-    /// How many of this agent's earlier requests since `since_ms` ended in one of
-    /// `statuses` (all requests when `statuses` is empty).
+    /// How many of this agent's earlier requests since `since_ms` that it is accountable
+    /// for ([`Blame::Agent`]) ended in one of `statuses`; with `statuses` empty, all its
+    /// earlier requests, whoever is to blame (its request rate).
     fn agent_count_since(&self, statuses: &[Status], since_ms: i64) -> Result<u64, String>;
-    /// The statuses of this agent's last `n` earlier runs of this skill, newest first.
+    /// How many earlier requests of any agent since `since_ms` that this skill (its code
+    /// digest) is to blame for ([`Blame::Skill`]) ended in one of `statuses` (all of them
+    /// when `statuses` is empty).
+    fn skill_count_since(&self, statuses: &[Status], since_ms: i64) -> Result<u64, String>;
+    /// The statuses of this agent's last `n` earlier runs of this skill that it is
+    /// accountable for, newest first.
     fn skill_recent_statuses(&self, n: usize) -> Result<Vec<Status>, String>;
 }
 
@@ -355,8 +372,15 @@ fn validate(rule: &Rule) -> Result<(), String> {
             statuses,
             count,
             window,
+            against,
         } => {
-            if statuses.is_empty() {
+            if *against == Blame::Skill
+                && matches!(rule.action, Action::Quarantine | Action::Throttle)
+            {
+                bad(
+                    "a burst `against = \"skill\"` counts what the skill is to blame for; it cannot throttle or quarantine the agent (use `flag_skill` or `alert`)",
+                )
+            } else if statuses.is_empty() {
                 bad("`statuses` is empty")
             } else if *count < 2 {
                 bad("a burst needs `count` of at least 2")
@@ -442,22 +466,33 @@ fn explain(cond: &Condition, sig: &Signals, ctx: &Context<'_>) -> Result<Option<
             statuses,
             count,
             window,
+            against,
         } => {
-            if !statuses.contains(&sig.status) {
+            if !statuses.contains(&sig.status) || sig.blame != *against {
                 return Ok(None);
             }
             let since = sig.ts_ms - window.as_millis() as i64;
-            let n = ctx.history.agent_count_since(statuses, since)? + 1;
+            let (earlier, whose) = match against {
+                Blame::Agent => (
+                    ctx.history.agent_count_since(statuses, since)?,
+                    "for this agent",
+                ),
+                Blame::Skill => (
+                    ctx.history.skill_count_since(statuses, since)?,
+                    "caused by this skill (any caller)",
+                ),
+            };
+            let n = earlier + 1;
             (n >= *count).then(|| {
                 format!(
-                    "{n} {} requests for this agent in {}",
+                    "{n} {} requests {whose} in {}",
                     statuses_text(statuses),
                     window_text(*window)
                 )
             })
         }
         Condition::Streak { statuses, count } => {
-            if !statuses.contains(&sig.status) {
+            if !statuses.contains(&sig.status) || sig.blame != Blame::Agent {
                 return Ok(None);
             }
             let need = (*count - 1) as usize;

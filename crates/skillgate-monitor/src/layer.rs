@@ -2,7 +2,9 @@
 use crate::monitor::{Monitor, Verdict};
 use crate::signals::{RequestMeta, now_ms};
 use crate::store::StoreError;
-use skillgate_core::{ExecOutcome, ExecRequest, Finding, LayerName, Severity, Status};
+use skillgate_core::{
+    ExecOutcome, ExecRequest, ExecutorSpec, Finding, LayerName, Severity, Status,
+};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -14,9 +16,12 @@ use tower::{Layer, Service};
 /// outcome, rejections included.
 ///
 /// On the way in it refuses a throttled agent over its rate (`denied`, finding
-/// `monitor.throttled`); on the way out it records the execution (detections, actions,
-/// event, audit record) in one store transaction on tokio's blocking pool, and puts its
-/// findings first on the outcome. When the execution cannot be recorded, the outcome
+/// `monitor.throttled`) and puts an [`ExecutorSpec`] slot on the request; on the way out
+/// it records the execution (detections, actions, event, audit record with the spec the
+/// executor was given) in one store transaction on tokio's blocking pool, and puts its
+/// findings first on the outcome. Whatever comes back is recorded: a cancelled run's
+/// outcome, and an infrastructure failure (an `Err`, returned as it is, recorded as
+/// `error` with finding `monitor.pipeline_error`). When the execution cannot be recorded, the outcome
 /// becomes `error` and its output is withheld (finding `monitor.unrecorded`): an
 /// execution that leaves no audit record does not hand back its results.
 #[derive(Debug, Clone)]
@@ -119,6 +124,7 @@ fn finish(
 impl<S> Service<ExecRequest> for MonitorService<S>
 where
     S: Service<ExecRequest, Response = ExecOutcome> + Send + 'static,
+    S::Error: std::fmt::Display + Send,
     S::Future: Send + 'static,
 {
     type Response = ExecOutcome;
@@ -129,9 +135,11 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, req: ExecRequest) -> Self::Future {
+    fn call(&mut self, mut req: ExecRequest) -> Self::Future {
         let started = Instant::now();
-        let meta = RequestMeta::of(&req);
+        let mut meta = RequestMeta::of(&req);
+        let executor_spec = ExecutorSpec::default();
+        req.extensions.insert(executor_spec.clone());
         let monitor = self.monitor.clone();
         let admitted = monitor.admit(&meta.tenant, &meta.agent, now_ms());
         let spent_in = started.elapsed();
@@ -139,7 +147,26 @@ where
             Ok(None) => {
                 let fut = self.inner.call(req);
                 Box::pin(async move {
-                    let out = fut.await?;
+                    let out = match fut.await {
+                        Ok(out) => out,
+                        Err(e) => {
+                            // An infrastructure failure is returned as it is, but it too
+                            // leaves its audit record.
+                            let failed = ExecOutcome::rejected(
+                                Status::Error,
+                                vec![Finding::new(
+                                    LayerName::Monitor,
+                                    "monitor.pipeline_error",
+                                    Severity::High,
+                                    format!("the pipeline failed: {e}"),
+                                )],
+                            );
+                            meta.executor_spec = executor_spec.get().cloned();
+                            let _ = record(monitor, meta, failed).await;
+                            return Err(e);
+                        }
+                    };
+                    meta.executor_spec = executor_spec.get().cloned();
                     let t = Instant::now();
                     let (out, verdict) = record(monitor, meta, out).await;
                     Ok(finish(out, verdict, spent_in + t.elapsed(), Vec::new()))

@@ -1,7 +1,9 @@
 //! Layer 7 of skillgate, the behavioural monitor: the outermost layer, which sees every
 //! request and every outcome (denials and blocks too), keeps baselines per agent and per
 //! skill, explains what looks anomalous, acts (alert, throttle, quarantine), writes the
-//! audit trail and keeps the metrics.
+//! audit trail and keeps the metrics. Outcomes count against the agent, or against the
+//! skill when the skill's own schema or code blocked the request
+//! ([`signals::Blame`]): a skill's repeated blocks flag the skill, never its callers.
 //!
 //! - [`signals`]: what is read off an execution.
 //! - [`baseline`]: streaming robust baselines (winsorised EWMA mean and variance).
@@ -11,6 +13,8 @@
 //! - [`audit`]: the JSON Lines audit trail.
 //! - [`metrics`]: Prometheus text exposition.
 //! - [`Monitor`] and [`MonitorLayer`]: the monitor, alone and as a `tower` layer.
+//! - [`StateQuarantine`]: the quarantines of a state directory, for a pipeline without
+//!   the monitor layer and for `skillgate policy check`.
 //!
 //! ```
 //! use skillgate_monitor::{Monitor, MonitorLayer, Store, detections::Detections};
@@ -36,6 +40,7 @@ pub mod fuzz;
 mod layer;
 pub mod metrics;
 mod monitor;
+mod quarantine;
 pub mod signals;
 mod store;
 
@@ -44,8 +49,9 @@ pub use monitor::{
     ALL_SKILLS, Assessment, Durability, Monitor, MonitorConfig, MonitorError, RecentEvents,
     Verdict, default_state_dir,
 };
+pub use quarantine::{StateQuarantine, resolve_state_dir};
 pub use signals::RequestMeta;
 pub use store::{
-    AUDIT_FILE, AgentStatus, BUSY_TIMEOUT, DB_FILE, QuarantineEntry, SCHEMA_VERSION, Store,
-    StoreError,
+    AUDIT_FILE, AgentStatus, BUSY_TIMEOUT, DB_FILE, QuarantineEntry, SCHEMA_VERSION, SkillFlag,
+    Store, StoreError, ThrottleCheck,
 };

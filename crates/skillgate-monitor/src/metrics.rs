@@ -37,7 +37,7 @@ struct Family {
     help: &'static str,
 }
 
-const COUNTERS: [Family; 5] = [
+const COUNTERS: [Family; 7] = [
     Family {
         name: "skillgate_executions_total",
         kind: "counter",
@@ -62,6 +62,16 @@ const COUNTERS: [Family; 5] = [
         name: "skillgate_quarantine_releases_total",
         kind: "counter",
         help: "Quarantines lifted by an operator.",
+    },
+    Family {
+        name: "skillgate_skill_flags_total",
+        kind: "counter",
+        help: "Skills flagged because their own schema or code kept blocking their callers.",
+    },
+    Family {
+        name: "skillgate_skill_unflags_total",
+        kind: "counter",
+        help: "Skill flags cleared by an operator.",
     },
 ];
 
@@ -106,6 +116,7 @@ pub fn render(store: &Store, now_ms: i64) -> Result<String, StoreError> {
     let counters = store.counters()?;
     let hists = store.histograms()?;
     let quarantined = store.quarantined()?.len();
+    let flagged = store.flagged_skills()?.len();
     let mut out = String::new();
     for fam in &COUNTERS {
         let _ = writeln!(out, "# HELP {} {}", fam.name, fam.help);
@@ -170,6 +181,12 @@ pub fn render(store: &Store, now_ms: i64) -> Result<String, StoreError> {
     );
     let _ = writeln!(out, "# TYPE skillgate_quarantined_agents gauge");
     let _ = writeln!(out, "skillgate_quarantined_agents {quarantined}");
+    let _ = writeln!(
+        out,
+        "# HELP skillgate_flagged_skills Skills flagged now (see `skillgate monitor skills`)."
+    );
+    let _ = writeln!(out, "# TYPE skillgate_flagged_skills gauge");
+    let _ = writeln!(out, "skillgate_flagged_skills {flagged}");
     let throttled = store
         .agents()?
         .iter()

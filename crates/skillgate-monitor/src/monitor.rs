@@ -4,15 +4,13 @@ use crate::audit::{self, MonitorRecord};
 use crate::baseline::{Baselines, Metric};
 use crate::detections::{Action, Context, Detections, History, Hit, RulesError, metric_value};
 use crate::metrics;
-use crate::signals::{RequestMeta, Signals};
-use crate::store::{EventRow, Store, StoreError};
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use crate::signals::{Blame, RequestMeta, Signals};
+use crate::store::{EventRow, Store, StoreError, ThrottleCheck};
 use serde::Deserialize;
 use skillgate_core::{ExecOutcome, Finding, LayerName, Severity, Status, units};
-use std::collections::HashMap;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How hard the store and the audit trail push each record to disk.
@@ -108,6 +106,8 @@ pub struct Verdict {
     pub findings: Vec<Finding>,
     /// This execution put the agent in quarantine.
     pub quarantined: bool,
+    /// This execution flagged the skill.
+    pub skill_flagged: bool,
     /// The agent is throttled until then (ms since the epoch).
     pub throttled_until_ms: Option<i64>,
 }
@@ -128,10 +128,6 @@ pub struct Assessment {
 /// Baseline key of all of an agent's skills together.
 pub const ALL_SKILLS: &str = "*";
 
-fn key(tenant: &str, agent: &str) -> String {
-    format!("{tenant}\u{0}{agent}")
-}
-
 /// The behavioural monitor: detections, baselines, actions, over a [`Store`].
 ///
 /// ```
@@ -149,8 +145,7 @@ pub struct Monitor {
     store: Arc<Store>,
     detections: Detections,
     config: MonitorConfig,
-    limiter: DefaultKeyedRateLimiter<String>,
-    throttled: Mutex<HashMap<String, Option<i64>>>,
+    per_minute: NonZeroU32,
 }
 
 impl std::fmt::Debug for Monitor {
@@ -188,8 +183,7 @@ impl Monitor {
             store,
             detections,
             config: config.clone(),
-            limiter: RateLimiter::keyed(Quota::per_minute(per_minute)),
-            throttled: Mutex::new(HashMap::new()),
+            per_minute,
         })
     }
 
@@ -200,10 +194,7 @@ impl Monitor {
         config: &MonitorConfig,
         state_dir: Option<&Path>,
     ) -> Result<Self, MonitorError> {
-        let dir = match state_dir.or(config.state_dir.as_deref()) {
-            Some(d) => d.to_path_buf(),
-            None => default_state_dir()?,
-        };
+        let dir = crate::quarantine::resolve_state_dir(config, state_dir)?;
         let detections = match &config.rules {
             Some(d) => Detections::load_dir(d)?,
             None => Detections::builtin(),
@@ -229,52 +220,50 @@ impl Monitor {
 
     /// Whether a request of this agent may proceed now: `Ok(None)` yes, `Ok(Some(finding))`
     /// no, the agent is throttled and over its rate.
+    ///
+    /// The rate is counted in the store ([`Store::take_throttle_slot`]), so every process
+    /// sharing the state directory shares one quota: an agent that is not throttled costs
+    /// one indexed read, a throttled one a single `UPDATE` that takes a slot if one is
+    /// free.
     pub fn admit(
         &self,
         tenant: &str,
         agent: &str,
         now_ms: i64,
     ) -> Result<Option<Finding>, StoreError> {
-        let k = key(tenant, agent);
-        let cached = self.throttled.lock().ok().and_then(|m| m.get(&k).copied());
-        let until = match cached {
-            Some(u) => u,
-            None => {
-                let u = self.store.throttled_until(tenant, agent, now_ms)?;
-                if let Ok(mut m) = self.throttled.lock() {
-                    m.insert(k.clone(), u);
-                }
-                u
-            }
-        };
-        match until {
-            Some(u) if u > now_ms => Ok(self.limiter.check_key(&k).err().map(|_| {
-                Finding::new(
+        Ok(
+            match self
+                .store
+                .take_throttle_slot(tenant, agent, now_ms, self.per_minute)?
+            {
+                ThrottleCheck::OverRate { until_ms } => Some(Finding::new(
                     LayerName::Monitor,
                     "monitor.throttled",
                     Severity::Medium,
                     format!(
                         "this agent is throttled to {} requests per minute until {} and is over that rate",
                         self.config.throttle_per_minute,
-                        audit::rfc3339(u)
+                        audit::rfc3339(until_ms)
                     ),
-                )
-            })),
-            _ => Ok(None),
-        }
+                )),
+                ThrottleCheck::NotThrottled | ThrottleCheck::Admitted { .. } => None,
+            },
+        )
     }
 
-    /// The pure part: signals, detections against the given baselines and history, and
-    /// the baselines with this run added. No I/O besides what `history` does.
+    /// The pure part: signals (counted against whom [`Blame::of`] says), detections
+    /// against the given baselines and history, and the baselines with this run added.
+    /// No I/O besides what `history` does.
     pub fn assess(
         &self,
+        meta: &RequestMeta,
         outcome: &ExecOutcome,
         skill: &Baselines,
         agent: &Baselines,
         history: &dyn History,
         now_ms: i64,
     ) -> Result<Assessment, String> {
-        let signals = Signals::from_outcome(outcome, now_ms);
+        let signals = Signals::from_outcome(outcome, now_ms).blamed_on(Blame::of(meta, outcome));
         let ctx = Context {
             skill,
             agent,
@@ -308,8 +297,9 @@ impl Monitor {
     }
 
     /// Observes one execution at `now_ms`: in one store transaction, reads the agent's
-    /// baselines and history, evaluates the detections, acts (strikes, quarantine,
-    /// throttle), writes the event, baselines, counters and the audit record, and commits.
+    /// baselines and history, evaluates the detections, acts (strikes, quarantine and
+    /// throttle for what the agent is accountable for, see [`Blame`]; the skill's flag),
+    /// writes the event, baselines, counters and the audit record, and commits.
     pub fn observe_at(
         &self,
         meta: &RequestMeta,
@@ -322,22 +312,31 @@ impl Monitor {
             meta.skill.as_str(),
         );
         let cfg = &self.config;
-        let verdict = self.store.transact(|tx| {
-            let was_quarantined = tx.quarantine_of(t, a)?.is_some();
+        self.store.transact(|tx| {
+            let was_quarantined = tx.quarantine_of(a)?.is_some();
+            let flagged_before = tx.skill_flag(&meta.digest)?;
             let skill_b = tx.baselines(t, a, s)?;
             let agent_b = tx.baselines(t, a, ALL_SKILLS)?;
-            let history = tx.history(t, a, s);
+            let history = tx.history(t, a, s, &meta.digest);
             let asm = self
-                .assess(outcome, &skill_b, &agent_b, &history, now_ms)
+                .assess(meta, outcome, &skill_b, &agent_b, &history, now_ms)
                 .map_err(StoreError::Db)?;
+            let blame = asm.signals.blame;
             let mut findings: Vec<Finding> = asm
                 .hits
                 .iter()
                 .map(|h| Finding::new(LayerName::Monitor, &h.rule_id, h.severity, &h.message))
                 .collect();
+            // Strikes and throttles act on the agent: only for what it is accountable for.
+            let on_agent = blame == Blame::Agent;
             // Strikes and quarantine.
             let mut strikes = 0;
-            for h in asm.hits.iter().filter(|h| h.action == Action::Quarantine) {
+            let striking: Vec<&Hit> = asm
+                .hits
+                .iter()
+                .filter(|h| on_agent && h.action == Action::Quarantine)
+                .collect();
+            for h in &striking {
                 tx.add_strike(t, a, now_ms, &h.rule_id, &meta.request_id, h.strikes)?;
                 strikes += h.strikes;
             }
@@ -346,12 +345,7 @@ impl Monitor {
                 let since = now_ms - cfg.strike_window.as_millis() as i64;
                 let total = tx.strikes_since(t, a, since)?;
                 if total >= u64::from(cfg.quarantine_strikes) {
-                    let reasons: Vec<&str> = asm
-                        .hits
-                        .iter()
-                        .filter(|h| h.action == Action::Quarantine)
-                        .map(|h| h.rule_id.as_str())
-                        .collect();
+                    let reasons: Vec<&str> = striking.iter().map(|h| h.rule_id.as_str()).collect();
                     let reason = format!(
                         "{total} strikes in {} (last: {})",
                         units::format_duration(cfg.strike_window),
@@ -371,7 +365,10 @@ impl Monitor {
                 }
             }
             // Throttle.
-            let throttle_hit = asm.hits.iter().find(|h| h.action == Action::Throttle);
+            let throttle_hit = asm
+                .hits
+                .iter()
+                .find(|h| on_agent && h.action == Action::Throttle);
             if let Some(h) = throttle_hit {
                 let until = now_ms + cfg.throttle_for.as_millis() as i64;
                 tx.throttle(t, a, until, &h.rule_id)?;
@@ -388,6 +385,28 @@ impl Monitor {
                 ));
             }
             let throttled_until_ms = tx.throttled_until(t, a, now_ms)?;
+            // The skill's flag: set by a `flag_skill` detection, shown while it stands.
+            let mut skill_flagged = false;
+            match &flagged_before {
+                Some(flag) => findings.push(skill_flagged_finding(flag)),
+                None => {
+                    if let Some(h) = asm.hits.iter().find(|h| h.action == Action::FlagSkill) {
+                        let reason = format!("{}: {}", h.rule_id, h.message);
+                        tx.flag_skill(&meta.digest, s, now_ms, &reason)?;
+                        tx.count("skillgate_skill_flags_total", "", 1.0)?;
+                        skill_flagged = true;
+                        findings.push(Finding::new(
+                            LayerName::Monitor,
+                            "monitor.flag_skill",
+                            Severity::High,
+                            format!(
+                                "skill `{s}` (sha256 {}) flagged: {reason}; its blocks count against it, not against its callers; `skillgate monitor release --skill {}` clears the flag",
+                                meta.digest, meta.digest
+                            ),
+                        ));
+                    }
+                }
+            }
             // Baselines.
             if asm.skill != skill_b {
                 tx.save_baselines(t, a, s, &asm.skill)?;
@@ -410,6 +429,7 @@ impl Monitor {
                 rss_bytes: sig.rss_bytes as i64,
                 output_bytes: sig.output_bytes() as i64,
                 detections: asm.hits.len() as i64,
+                blame,
             })?;
             if seq % 512 == 0 {
                 let keep = cfg
@@ -450,6 +470,8 @@ impl Monitor {
                     quarantined,
                     throttled: throttle_hit.is_some()
                         || outcome.findings.iter().any(|f| f.rule_id == "monitor.throttled"),
+                    blame,
+                    skill_flagged: skill_flagged || flagged_before.is_some(),
                 },
                 now_ms,
             );
@@ -457,14 +479,26 @@ impl Monitor {
             Ok(Verdict {
                 findings,
                 quarantined,
+                skill_flagged,
                 throttled_until_ms,
             })
-        })?;
-        if let Ok(mut m) = self.throttled.lock() {
-            m.insert(key(t, a), verdict.throttled_until_ms);
-        }
-        Ok(verdict)
+        })
     }
+}
+
+/// The finding on every outcome of a flagged skill.
+fn skill_flagged_finding(flag: &crate::store::SkillFlag) -> Finding {
+    Finding::new(
+        LayerName::Monitor,
+        "monitor.skill_flagged",
+        Severity::Medium,
+        format!(
+            "this skill (sha256 {}) is flagged since {}: {}",
+            flag.digest,
+            audit::rfc3339(flag.since_ms),
+            flag.reason
+        ),
+    )
 }
 
 /// An in-memory [`History`] for one agent and skill (tests, benches, and callers that
@@ -475,7 +509,13 @@ pub struct RecentEvents {
     pub events: Vec<(i64, bool, Status)>,
 }
 
+/// Every event it holds counts against the agent ([`Blame::Agent`]): it has no requests
+/// blamed on the skill.
 impl History for RecentEvents {
+    fn skill_count_since(&self, _statuses: &[Status], _since_ms: i64) -> Result<u64, String> {
+        Ok(0)
+    }
+
     fn agent_count_since(&self, statuses: &[Status], since_ms: i64) -> Result<u64, String> {
         Ok(self
             .events

@@ -1,6 +1,6 @@
 //! What the monitor reads off one execution: the request's identity and the outcome's
 //! measurements, flattened into plain numbers the detections and baselines use.
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use skillgate_core::{ExecOutcome, ExecRequest, Language, LayerName, SandboxSpec, Status};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -22,8 +22,16 @@ pub struct RequestMeta {
     pub digest: String,
     /// The skill's language.
     pub language: Language,
-    /// The spec as the request carried it into the pipeline.
-    pub spec: SandboxSpec,
+    /// The caller submitted the code itself (a bare script: the skill has no folder),
+    /// rather than calling a skill someone published. Blocks of submitted code count
+    /// against the agent; blocks a published skill's own schema or code causes count
+    /// against the skill (see [`Blame`]).
+    pub submitted_code: bool,
+    /// The spec the executor was given, as the pipeline's innermost end recorded it
+    /// ([`ExecutorSpec`](skillgate_core::ExecutorSpec)); `None` when the request never
+    /// reached the executor (denied, blocked, refused). [`MonitorLayer`](crate::MonitorLayer)
+    /// fills it on the way back.
+    pub executor_spec: Option<SandboxSpec>,
 }
 
 impl RequestMeta {
@@ -37,7 +45,60 @@ impl RequestMeta {
             skill: req.skill.name.clone(),
             digest: req.skill.digest.clone(),
             language: req.skill.language,
-            spec: req.spec.clone(),
+            submitted_code: req.skill.source_dir.is_none(),
+            executor_spec: None,
+        }
+    }
+}
+
+/// Who an execution's outcome counts against: whose strikes, bursts and throttles it
+/// feeds.
+///
+/// A request blocked by the skill's own input schema, or by the pre-scan of a published
+/// skill's code, is the skill's doing: its author could otherwise get every agent that
+/// calls the skill quarantined. Such blocks count against the skill (by code digest),
+/// never against the calling agent. Everything else counts against the agent, including
+/// every block of code the agent submitted itself.
+///
+/// ```
+/// use skillgate_monitor::{RequestMeta, signals::Blame};
+/// use skillgate_core::{Caller, ExecOutcome, ExecRequest, Language, LayerName, Skill, Status};
+/// let folder = Skill::builder("s", Language::Python, b"".to_vec()).source_dir("/skills/s").build();
+/// let meta = RequestMeta::of(&ExecRequest::new(Caller::new("a", "t"), folder, serde_json::json!({})));
+/// let mut out = ExecOutcome::rejected(Status::Blocked, vec![]);
+/// out.record_layer(LayerName::Input, Default::default(), vec![]);
+/// assert_eq!(Blame::of(&meta, &out), Blame::Skill);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Blame {
+    /// The calling agent.
+    #[default]
+    Agent,
+    /// The skill (its code digest), whoever called it.
+    Skill,
+}
+
+impl Blame {
+    /// The lowercase name (as stored).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Blame::Agent => "agent",
+            Blame::Skill => "skill",
+        }
+    }
+
+    /// Whom `outcome` counts against. A block is the skill's when the stage that
+    /// rejected the request (the innermost layer timing on a rejected outcome) is the
+    /// input schema gate or the pre-scan, and the code is a published skill's rather than
+    /// submitted by the caller.
+    pub fn of(meta: &RequestMeta, outcome: &ExecOutcome) -> Blame {
+        if meta.submitted_code || outcome.status != Status::Blocked {
+            return Blame::Agent;
+        }
+        match outcome.layers.last().map(|l| l.name) {
+            Some(LayerName::Input | LayerName::Prescan) => Blame::Skill,
+            _ => Blame::Agent,
         }
     }
 }
@@ -71,6 +132,8 @@ pub struct Signals {
     pub stderr_truncated: bool,
     /// Number of findings per layer (only layers with findings), outermost first.
     pub findings_by_layer: Vec<(LayerName, usize)>,
+    /// Whom the outcome counts against (default: the agent; see [`Blame::of`]).
+    pub blame: Blame,
 }
 
 impl Signals {
@@ -97,7 +160,14 @@ impl Signals {
             stdout_truncated: outcome.stdout_truncated,
             stderr_truncated: outcome.stderr_truncated,
             findings_by_layer,
+            blame: Blame::Agent,
         }
+    }
+
+    /// The same signals, counted against `blame`.
+    pub fn blamed_on(mut self, blame: Blame) -> Self {
+        self.blame = blame;
+        self
     }
 
     /// All output together: stdout, stderr and artifacts.

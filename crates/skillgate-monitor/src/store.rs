@@ -11,6 +11,7 @@ use crate::Durability;
 use crate::audit::{self, AuditRecord, Sink};
 use crate::baseline::Baselines;
 use crate::detections::History;
+use crate::signals::Blame;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 use skillgate_core::{QuarantineSource, Status};
@@ -18,12 +19,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
-/// Version of the database schema (`PRAGMA user_version`).
-pub const SCHEMA_VERSION: i64 = 1;
+/// Version of the database schema (`PRAGMA user_version`). Version 1 databases are
+/// migrated when opened.
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// How long a writer waits for another process's transaction.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The tables. Who a request's outcome counts against (`blame`: `agent`, or `skill` for
+/// a block the skill's own schema or code caused) is kept with the event and the agent's
+/// per-minute counts, so the agent's bursts count only what the agent is accountable for.
+/// Quarantines are keyed by agent id alone: the entities file makes agent ids unique
+/// across tenants, and moving an agent to another tenant must not lift its quarantine.
 const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS events(
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -40,14 +47,22 @@ CREATE TABLE IF NOT EXISTS events(
     cpu_us INTEGER NOT NULL,
     rss_bytes INTEGER NOT NULL,
     output_bytes INTEGER NOT NULL,
-    detections INTEGER NOT NULL
+    detections INTEGER NOT NULL,
+    blame TEXT NOT NULL DEFAULT 'agent'
 );
 CREATE INDEX IF NOT EXISTS events_ts ON events(ts_ms);
 CREATE INDEX IF NOT EXISTS events_agent_skill ON events(tenant, agent, skill, seq);
 CREATE TABLE IF NOT EXISTS agent_minutes(
     tenant TEXT NOT NULL, agent TEXT NOT NULL, minute INTEGER NOT NULL, status TEXT NOT NULL,
-    count INTEGER NOT NULL,
-    PRIMARY KEY(tenant, agent, minute, status)
+    blame TEXT NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY(tenant, agent, minute, status, blame)
+);
+CREATE TABLE IF NOT EXISTS skill_minutes(
+    digest TEXT NOT NULL, minute INTEGER NOT NULL, status TEXT NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY(digest, minute, status)
+);
+CREATE TABLE IF NOT EXISTS skill_flags(
+    digest TEXT PRIMARY KEY, skill TEXT NOT NULL, since_ms INTEGER NOT NULL, reason TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS baselines(
     tenant TEXT NOT NULL, agent TEXT NOT NULL, skill TEXT NOT NULL,
@@ -60,11 +75,11 @@ CREATE TABLE IF NOT EXISTS strikes(
 );
 CREATE INDEX IF NOT EXISTS strikes_agent ON strikes(tenant, agent, ts_ms);
 CREATE TABLE IF NOT EXISTS quarantine(
-    tenant TEXT NOT NULL, agent TEXT NOT NULL, since_ms INTEGER NOT NULL, reason TEXT NOT NULL,
-    PRIMARY KEY(tenant, agent)
+    agent TEXT PRIMARY KEY, tenant TEXT NOT NULL, since_ms INTEGER NOT NULL, reason TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS throttle(
     tenant TEXT NOT NULL, agent TEXT NOT NULL, until_ms INTEGER NOT NULL, reason TEXT NOT NULL,
+    tat_ms INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY(tenant, agent)
 );
 CREATE TABLE IF NOT EXISTS counters(
@@ -75,6 +90,31 @@ CREATE TABLE IF NOT EXISTS histograms(
     name TEXT NOT NULL, labels TEXT NOT NULL, bucket INTEGER NOT NULL, count INTEGER NOT NULL,
     PRIMARY KEY(name, labels, bucket)
 );
+";
+
+/// The migration of a version 1 database to version 2: the blame of each event (every
+/// old event was counted against its agent), per-minute counts rebuilt from the events
+/// with it, quarantines keyed by agent id (the oldest one of an agent kept), the
+/// throttle's shared rate counter (`tat_ms`, the GCRA's theoretical arrival time), and
+/// the skills' block counts and flags.
+const MIGRATE_V1: &str = "
+ALTER TABLE events ADD COLUMN blame TEXT NOT NULL DEFAULT 'agent';
+DROP TABLE agent_minutes;
+CREATE TABLE agent_minutes(
+    tenant TEXT NOT NULL, agent TEXT NOT NULL, minute INTEGER NOT NULL, status TEXT NOT NULL,
+    blame TEXT NOT NULL, count INTEGER NOT NULL,
+    PRIMARY KEY(tenant, agent, minute, status, blame)
+);
+INSERT INTO agent_minutes(tenant, agent, minute, status, blame, count)
+    SELECT tenant, agent, ts_ms / 60000, status, 'agent', count(*) FROM events GROUP BY 1, 2, 3, 4;
+CREATE TABLE quarantine_v2(
+    agent TEXT PRIMARY KEY, tenant TEXT NOT NULL, since_ms INTEGER NOT NULL, reason TEXT NOT NULL
+);
+INSERT OR IGNORE INTO quarantine_v2(agent, tenant, since_ms, reason)
+    SELECT agent, tenant, since_ms, reason FROM quarantine ORDER BY since_ms;
+DROP TABLE quarantine;
+ALTER TABLE quarantine_v2 RENAME TO quarantine;
+ALTER TABLE throttle ADD COLUMN tat_ms INTEGER NOT NULL DEFAULT 0;
 ";
 
 /// The state store cannot be opened, read or written. The monitor fails closed on it.
@@ -112,6 +152,40 @@ pub struct QuarantineEntry {
     /// Since when, milliseconds since the Unix epoch.
     pub since_ms: i64,
     /// Why (the detections that struck).
+    pub reason: String,
+}
+
+/// What [`Store::take_throttle_slot`] decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThrottleCheck {
+    /// The agent is not throttled.
+    NotThrottled,
+    /// Throttled until `until_ms`, and this request took a slot of its rate.
+    Admitted {
+        /// Until when it is throttled, ms since the epoch.
+        until_ms: i64,
+    },
+    /// Throttled until `until_ms`, and over its rate: refuse the request.
+    OverRate {
+        /// Until when it is throttled, ms since the epoch.
+        until_ms: i64,
+    },
+}
+
+/// A skill whose own schema or code keeps getting its callers' requests blocked (a
+/// detection with action `flag_skill` fired for it). Flagged skills are shown by
+/// `skillgate monitor status` and on every report of the skill until an operator clears
+/// the flag; they are not denied (a caller's bad input could otherwise disable a skill
+/// for everyone).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkillFlag {
+    /// The skill's code digest (sha256 hex): what the flag is keyed by.
+    pub digest: String,
+    /// The skill's name when it was flagged.
+    pub skill: String,
+    /// Since when, milliseconds since the Unix epoch.
+    pub since_ms: i64,
+    /// Why (the detection and its explanation).
     pub reason: String,
 }
 
@@ -167,22 +241,50 @@ impl std::fmt::Debug for Store {
 pub const DB_FILE: &str = "state.db";
 /// The audit trail's name in the state directory.
 pub const AUDIT_FILE: &str = "audit.jsonl";
+/// SQLite's write-ahead log next to the database.
+const DB_WAL_FILE: &str = "state.db-wal";
+/// SQLite's shared-memory index of the log.
+const DB_SHM_FILE: &str = "state.db-shm";
 
 impl Store {
     /// Opens (creating if needed) the store in `dir`.
+    ///
+    /// The directory is created mode 0700; `state.db` (and with it SQLite's `-wal` and
+    /// `-shm` files, which take the database's mode) and `audit.jsonl` are mode 0600,
+    /// and existing ones readable by others are narrowed to 0600.
     pub fn open(dir: &Path, durability: Durability) -> Result<Store, StoreError> {
         let open_err = |message: String| StoreError::Open {
             dir: dir.to_path_buf(),
             message,
         };
         create_private_dir(dir).map_err(|e| open_err(format!("cannot create it: {e}")))?;
-        let conn = Connection::open(dir.join(DB_FILE))
-            .map_err(|e| open_err(format!("cannot open {DB_FILE}: {e}")))?;
+        let db = dir.join(DB_FILE);
+        create_private_file(&db).map_err(|e| open_err(format!("cannot create {DB_FILE}: {e}")))?;
+        for name in [DB_FILE, DB_WAL_FILE, DB_SHM_FILE, AUDIT_FILE] {
+            make_private(&dir.join(name))
+                .map_err(|e| open_err(format!("cannot make {name} private (mode 0600): {e}")))?;
+        }
+        let conn =
+            Connection::open(&db).map_err(|e| open_err(format!("cannot open {DB_FILE}: {e}")))?;
         let audit = Sink::open(&dir.join(AUDIT_FILE), durability == Durability::Sync)
             .map_err(|e| open_err(format!("cannot open {AUDIT_FILE}: {e}")))?;
         let store = Self::prepare(conn, audit, durability, Some(dir.to_path_buf()))
             .map_err(|e| open_err(e.to_string()))?;
         Ok(store)
+    }
+
+    /// Opens the store in `dir` if something has run with it (its `state.db` exists),
+    /// `Ok(None)` if not. For readers that must not create state: the quarantine lookup
+    /// of a run without the monitor layer, `policy check`, `monitor status`.
+    pub fn open_existing(dir: &Path, durability: Durability) -> Result<Option<Store>, StoreError> {
+        match std::fs::symlink_metadata(dir.join(DB_FILE)) {
+            Ok(_) => Self::open(dir, durability).map(Some),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(StoreError::Open {
+                dir: dir.to_path_buf(),
+                message: format!("cannot read {DB_FILE}: {e}"),
+            }),
+        }
     }
 
     /// A store in memory, with the audit trail in memory ([`audit_bytes`](Self::audit_bytes)):
@@ -193,7 +295,7 @@ impl Store {
     }
 
     fn prepare(
-        conn: Connection,
+        mut conn: Connection,
         audit: Sink,
         durability: Durability,
         dir: Option<PathBuf>,
@@ -215,16 +317,25 @@ impl Store {
                 Durability::Flush => "NORMAL",
             },
         )?;
-        let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-        if version != 0 && version != SCHEMA_VERSION {
-            return Err(StoreError::Db(format!(
-                "{DB_FILE} has schema version {version}, this skillgate reads version {SCHEMA_VERSION}"
-            )));
-        }
-        if version == 0 {
-            conn.execute_batch(&format!(
-                "BEGIN IMMEDIATE; {SCHEMA} PRAGMA user_version = {SCHEMA_VERSION}; COMMIT;"
-            ))?;
+        if schema_version(&conn)? != SCHEMA_VERSION {
+            // Create or migrate under the write lock, deciding on the version read there:
+            // another process may have done it meanwhile.
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            match schema_version(&tx)? {
+                0 => tx.execute_batch(SCHEMA)?,
+                1 => {
+                    tx.execute_batch(MIGRATE_V1)?;
+                    tx.execute_batch(SCHEMA)?;
+                }
+                SCHEMA_VERSION => {}
+                v => {
+                    return Err(StoreError::Db(format!(
+                        "{DB_FILE} has schema version {v}, this skillgate reads versions 1 to {SCHEMA_VERSION}"
+                    )));
+                }
+            }
+            tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+            tx.commit()?;
         }
         Ok(Store {
             inner: Mutex::new(Inner { conn, audit }),
@@ -277,13 +388,66 @@ impl Store {
         f(&guard.conn)
     }
 
-    /// The agent's quarantine, if any.
-    pub fn quarantine_of(
+    /// The agent's quarantine, if any, whichever tenant it was recorded in (quarantines
+    /// are keyed by agent id, so moving an agent to another tenant does not lift one).
+    pub fn quarantine_of(&self, agent: &str) -> Result<Option<QuarantineEntry>, StoreError> {
+        self.read(|c| quarantine_of(c, agent))
+    }
+
+    /// The skill's flag (by code digest), if it is flagged.
+    pub fn skill_flag(&self, digest: &str) -> Result<Option<SkillFlag>, StoreError> {
+        self.read(|c| skill_flag(c, digest))
+    }
+
+    /// Every flagged skill.
+    pub fn flagged_skills(&self) -> Result<Vec<SkillFlag>, StoreError> {
+        self.read(|c| {
+            let mut st = c.prepare(
+                "SELECT digest, skill, since_ms, reason FROM skill_flags ORDER BY since_ms, digest",
+            )?;
+            let rows = st.query_map([], |r| {
+                Ok(SkillFlag {
+                    digest: r.get(0)?,
+                    skill: r.get(1)?,
+                    since_ms: r.get(2)?,
+                    reason: r.get(3)?,
+                })
+            })?;
+            Ok(rows.collect::<Result<_, _>>()?)
+        })
+    }
+
+    /// Clears a skill's flag; audited (an `unflag` record) and counted. `Ok(None)` when
+    /// it was not flagged (nothing is written).
+    pub fn unflag_skill(
         &self,
-        tenant: &str,
-        agent: &str,
-    ) -> Result<Option<QuarantineEntry>, StoreError> {
-        self.read(|c| quarantine_of(c, tenant, agent))
+        digest: &str,
+        by: &str,
+        now_ms: i64,
+    ) -> Result<Option<SkillFlag>, StoreError> {
+        self.transact(|tx| {
+            let Some(flag) = skill_flag(&tx.tx, digest)? else {
+                return Ok(None);
+            };
+            tx.tx
+                .execute("DELETE FROM skill_flags WHERE digest = ?1", params![digest])?;
+            tx.tx.execute(
+                "DELETE FROM skill_minutes WHERE digest = ?1",
+                params![digest],
+            )?;
+            tx.count("skillgate_skill_unflags_total", "", 1.0)?;
+            tx.append_audit(&AuditRecord::Unflag(audit::UnflagRecord {
+                v: audit::FORMAT_VERSION,
+                ts_ms: now_ms,
+                time: audit::rfc3339(now_ms),
+                digest: flag.digest.clone(),
+                skill: flag.skill.clone(),
+                by: by.into(),
+                reason: flag.reason.clone(),
+                flagged_since_ms: flag.since_ms,
+            }))?;
+            Ok(Some(flag))
+        })
     }
 
     /// Every quarantined agent.
@@ -314,33 +478,62 @@ impl Store {
         self.read(|c| throttled_until(c, tenant, agent, now_ms))
     }
 
-    /// Lifts an agent's quarantine and clears its strikes; audited (a `release` record)
-    /// and counted. `Ok(None)` when it was not quarantined (nothing is written).
-    pub fn release(
+    /// Takes one request slot of a throttled agent's shared rate, in one statement.
+    ///
+    /// The rate is a GCRA (the generic cell rate algorithm, as the `governor` crate
+    /// counts it in memory) kept in the `throttle` row: `per_minute` requests may come at
+    /// once, then one every `60s / per_minute`. Being in the store, the quota is shared
+    /// by every process and thread using the state directory, and a slot is taken when
+    /// the request is admitted, so concurrent starts cannot all pass.
+    pub fn take_throttle_slot(
         &self,
         tenant: &str,
+        agent: &str,
+        now_ms: i64,
+        per_minute: std::num::NonZeroU32,
+    ) -> Result<ThrottleCheck, StoreError> {
+        let Some(until_ms) = self.throttled_until(tenant, agent, now_ms)? else {
+            return Ok(ThrottleCheck::NotThrottled);
+        };
+        let interval = (60_000 / i64::from(per_minute.get())).max(1);
+        let limit = interval * i64::from(per_minute.get());
+        let taken = self.read(|c| {
+            Ok(c.prepare_cached(
+                "UPDATE throttle SET tat_ms = max(tat_ms, ?3) + ?4
+                 WHERE tenant = ?1 AND agent = ?2 AND until_ms > ?3 AND max(tat_ms, ?3) + ?4 - ?3 <= ?5",
+            )?
+            .execute(params![tenant, agent, now_ms, interval, limit])?)
+        })?;
+        Ok(if taken == 1 {
+            ThrottleCheck::Admitted { until_ms }
+        } else {
+            ThrottleCheck::OverRate { until_ms }
+        })
+    }
+
+    /// Lifts an agent's quarantine (whichever tenant it was recorded in) and clears its
+    /// strikes; audited (a `release` record) and counted. `Ok(None)` when it was not
+    /// quarantined (nothing is written).
+    pub fn release(
+        &self,
         agent: &str,
         by: &str,
         now_ms: i64,
     ) -> Result<Option<QuarantineEntry>, StoreError> {
         self.transact(|tx| {
-            let Some(entry) = quarantine_of(&tx.tx, tenant, agent)? else {
+            let Some(entry) = quarantine_of(&tx.tx, agent)? else {
                 return Ok(None);
             };
-            tx.tx.execute(
-                "DELETE FROM quarantine WHERE tenant = ?1 AND agent = ?2",
-                params![tenant, agent],
-            )?;
-            tx.tx.execute(
-                "DELETE FROM strikes WHERE tenant = ?1 AND agent = ?2",
-                params![tenant, agent],
-            )?;
+            tx.tx
+                .execute("DELETE FROM quarantine WHERE agent = ?1", params![agent])?;
+            tx.tx
+                .execute("DELETE FROM strikes WHERE agent = ?1", params![agent])?;
             tx.count("skillgate_quarantine_releases_total", "", 1.0)?;
             tx.append_audit(&AuditRecord::Release(audit::ReleaseRecord {
                 v: audit::FORMAT_VERSION,
                 ts_ms: now_ms,
                 time: audit::rfc3339(now_ms),
-                tenant: tenant.into(),
+                tenant: entry.tenant.clone(),
                 agent: agent.into(),
                 by: by.into(),
                 reason: entry.reason.clone(),
@@ -371,7 +564,7 @@ impl Store {
         strikes_since_ms: i64,
     ) -> Result<AgentStatus, StoreError> {
         self.read(|c| {
-            let quarantine = quarantine_of(c, tenant, agent)?;
+            let quarantine = quarantine_of(c, agent)?;
             let throttled_until_ms = throttled_until(c, tenant, agent, now_ms)?;
             let strikes = strikes_since(c, tenant, agent, strikes_since_ms)?;
             let mut st = c.prepare(
@@ -465,12 +658,18 @@ impl Store {
     }
 }
 
+/// Quarantines are keyed by agent id: `tenant` is not consulted, so an agent moved to
+/// another tenant (or claiming one) stays quarantined.
 impl QuarantineSource for Store {
-    fn is_quarantined(&self, tenant: &str, agent_id: &str) -> Result<bool, String> {
-        self.quarantine_of(tenant, agent_id)
+    fn is_quarantined(&self, _tenant: &str, agent_id: &str) -> Result<bool, String> {
+        self.quarantine_of(agent_id)
             .map(|q| q.is_some())
             .map_err(|e| e.to_string())
     }
+}
+
+fn schema_version(c: &Connection) -> Result<i64, StoreError> {
+    Ok(c.query_row("PRAGMA user_version", [], |r| r.get(0))?)
 }
 
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
@@ -479,6 +678,38 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
     b.create(dir)
+}
+
+/// Creates `path` mode 0600 if it does not exist (SQLite would create it 0644 under the
+/// usual umask, and gives its `-wal` and `-shm` files the database's mode).
+fn create_private_file(path: &Path) -> std::io::Result<()> {
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+    opts.open(path).map(drop)
+}
+
+/// Narrows an existing file that others may read or write to mode 0600 (state written
+/// by an older skillgate); a missing file is left alone.
+fn make_private(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        match std::fs::metadata(path) {
+            Ok(m) if m.permissions().mode() & 0o077 != 0 => {
+                std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+            }
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        Ok(())
+    }
 }
 
 fn parse_status(s: &str) -> Result<Status, StoreError> {
@@ -490,23 +721,34 @@ fn parse_baselines(j: &str) -> Result<Baselines, StoreError> {
         .map_err(|e| StoreError::Db(format!("a stored baseline is unreadable: {e}")))
 }
 
-fn quarantine_of(
-    c: &Connection,
-    tenant: &str,
-    agent: &str,
-) -> Result<Option<QuarantineEntry>, StoreError> {
-    Ok(c.prepare_cached(
-        "SELECT since_ms, reason FROM quarantine WHERE tenant = ?1 AND agent = ?2",
-    )?
-    .query_row(params![tenant, agent], |r| {
-        Ok(QuarantineEntry {
-            tenant: tenant.into(),
-            agent: agent.into(),
-            since_ms: r.get(0)?,
-            reason: r.get(1)?,
-        })
-    })
-    .optional()?)
+fn quarantine_of(c: &Connection, agent: &str) -> Result<Option<QuarantineEntry>, StoreError> {
+    Ok(
+        c.prepare_cached("SELECT tenant, since_ms, reason FROM quarantine WHERE agent = ?1")?
+            .query_row(params![agent], |r| {
+                Ok(QuarantineEntry {
+                    tenant: r.get(0)?,
+                    agent: agent.into(),
+                    since_ms: r.get(1)?,
+                    reason: r.get(2)?,
+                })
+            })
+            .optional()?,
+    )
+}
+
+fn skill_flag(c: &Connection, digest: &str) -> Result<Option<SkillFlag>, StoreError> {
+    Ok(
+        c.prepare_cached("SELECT skill, since_ms, reason FROM skill_flags WHERE digest = ?1")?
+            .query_row(params![digest], |r| {
+                Ok(SkillFlag {
+                    digest: digest.into(),
+                    skill: r.get(0)?,
+                    since_ms: r.get(1)?,
+                    reason: r.get(2)?,
+                })
+            })
+            .optional()?,
+    )
 }
 
 fn throttled_until(
@@ -543,12 +785,27 @@ pub(crate) struct Tx<'c> {
 }
 
 impl Tx<'_> {
-    pub(crate) fn quarantine_of(
+    pub(crate) fn quarantine_of(&self, agent: &str) -> Result<Option<QuarantineEntry>, StoreError> {
+        quarantine_of(&self.tx, agent)
+    }
+
+    pub(crate) fn skill_flag(&self, digest: &str) -> Result<Option<SkillFlag>, StoreError> {
+        skill_flag(&self.tx, digest)
+    }
+
+    /// Flags a skill (kept if it already is).
+    pub(crate) fn flag_skill(
         &self,
-        tenant: &str,
-        agent: &str,
-    ) -> Result<Option<QuarantineEntry>, StoreError> {
-        quarantine_of(&self.tx, tenant, agent)
+        digest: &str,
+        skill: &str,
+        since_ms: i64,
+        reason: &str,
+    ) -> Result<(), StoreError> {
+        self.tx.execute(
+            "INSERT OR IGNORE INTO skill_flags(digest, skill, since_ms, reason) VALUES(?1, ?2, ?3, ?4)",
+            params![digest, skill, since_ms, reason],
+        )?;
+        Ok(())
     }
 
     pub(crate) fn throttled_until(
@@ -598,12 +855,14 @@ impl Tx<'_> {
         tenant: &'a str,
         agent: &'a str,
         skill: &'a str,
+        digest: &'a str,
     ) -> TxHistory<'a> {
         TxHistory {
             conn: &self.tx,
             tenant,
             agent,
             skill,
+            digest,
         }
     }
 
@@ -641,8 +900,8 @@ impl Tx<'_> {
         reason: &str,
     ) -> Result<(), StoreError> {
         self.tx.execute(
-            "INSERT OR IGNORE INTO quarantine(tenant, agent, since_ms, reason) VALUES(?1, ?2, ?3, ?4)",
-            params![tenant, agent, since_ms, reason],
+            "INSERT OR IGNORE INTO quarantine(agent, tenant, since_ms, reason) VALUES(?1, ?2, ?3, ?4)",
+            params![agent, tenant, since_ms, reason],
         )?;
         Ok(())
     }
@@ -667,8 +926,8 @@ impl Tx<'_> {
         self.tx
             .prepare_cached(
                 "INSERT INTO events(request_id, ts_ms, tenant, agent, skill, digest, status, exit_code, signal,
-                                    wall_us, cpu_us, rss_bytes, output_bytes, detections)
-                 VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                                    wall_us, cpu_us, rss_bytes, output_bytes, detections, blame)
+                 VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
             )?
             .execute(params![
                 e.request_id,
@@ -684,15 +943,24 @@ impl Tx<'_> {
                 e.cpu_us,
                 e.rss_bytes,
                 e.output_bytes,
-                e.detections
+                e.detections,
+                e.blame.as_str()
             ])?;
         let seq = self.tx.last_insert_rowid();
         self.tx
             .prepare_cached(
-                "INSERT INTO agent_minutes(tenant, agent, minute, status, count) VALUES(?1, ?2, ?3, ?4, 1)
-                 ON CONFLICT(tenant, agent, minute, status) DO UPDATE SET count = count + 1",
+                "INSERT INTO agent_minutes(tenant, agent, minute, status, blame, count) VALUES(?1, ?2, ?3, ?4, ?5, 1)
+                 ON CONFLICT(tenant, agent, minute, status, blame) DO UPDATE SET count = count + 1",
             )?
-            .execute(params![e.tenant, e.agent, minute(e.ts_ms), e.status.as_str()])?;
+            .execute(params![e.tenant, e.agent, minute(e.ts_ms), e.status.as_str(), e.blame.as_str()])?;
+        if e.blame == Blame::Skill {
+            self.tx
+                .prepare_cached(
+                    "INSERT INTO skill_minutes(digest, minute, status, count) VALUES(?1, ?2, ?3, 1)
+                     ON CONFLICT(digest, minute, status) DO UPDATE SET count = count + 1",
+                )?
+                .execute(params![e.digest, minute(e.ts_ms), e.status.as_str()])?;
+        }
         Ok(seq)
     }
 
@@ -702,6 +970,10 @@ impl Tx<'_> {
             .execute("DELETE FROM events WHERE ts_ms < ?1", params![before_ms])?;
         self.tx.execute(
             "DELETE FROM agent_minutes WHERE minute < ?1",
+            params![minute(before_ms)],
+        )?;
+        self.tx.execute(
+            "DELETE FROM skill_minutes WHERE minute < ?1",
             params![minute(before_ms)],
         )?;
         self.tx
@@ -760,6 +1032,7 @@ pub(crate) struct EventRow<'a> {
     pub(crate) rss_bytes: i64,
     pub(crate) output_bytes: i64,
     pub(crate) detections: i64,
+    pub(crate) blame: Blame,
 }
 
 /// The [`History`] of one agent and skill, read inside a write transaction.
@@ -768,6 +1041,7 @@ pub(crate) struct TxHistory<'a> {
     tenant: &'a str,
     agent: &'a str,
     skill: &'a str,
+    digest: &'a str,
 }
 
 /// The minute (since the epoch) a timestamp falls in: agent request counts are kept per
@@ -777,22 +1051,42 @@ fn minute(ts_ms: i64) -> i64 {
     ts_ms.div_euclid(60_000)
 }
 
+fn status_list(statuses: &[Status]) -> String {
+    statuses
+        .iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 impl History for TxHistory<'_> {
     fn agent_count_since(&self, statuses: &[Status], since_ms: i64) -> Result<u64, String> {
-        let list = statuses
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join(",");
         self.conn
             .prepare_cached(
                 "SELECT coalesce(sum(count), 0) FROM agent_minutes
                  WHERE tenant = ?1 AND agent = ?2 AND minute >= ?3
-                 AND (?4 = '' OR instr(',' || ?4 || ',', ',' || status || ',') > 0)",
+                 AND (?4 = '' OR (blame = 'agent' AND instr(',' || ?4 || ',', ',' || status || ',') > 0))",
             )
             .and_then(|mut st| {
                 st.query_row(
-                    params![self.tenant, self.agent, minute(since_ms), list],
+                    params![self.tenant, self.agent, minute(since_ms), status_list(statuses)],
+                    |r| r.get::<_, i64>(0),
+                )
+            })
+            .map(|n| n as u64)
+            .map_err(|e| e.to_string())
+    }
+
+    fn skill_count_since(&self, statuses: &[Status], since_ms: i64) -> Result<u64, String> {
+        self.conn
+            .prepare_cached(
+                "SELECT coalesce(sum(count), 0) FROM skill_minutes
+                 WHERE digest = ?1 AND minute >= ?2
+                 AND (?3 = '' OR instr(',' || ?3 || ',', ',' || status || ',') > 0)",
+            )
+            .and_then(|mut st| {
+                st.query_row(
+                    params![self.digest, minute(since_ms), status_list(statuses)],
                     |r| r.get::<_, i64>(0),
                 )
             })
@@ -803,7 +1097,8 @@ impl History for TxHistory<'_> {
     fn skill_recent_statuses(&self, n: usize) -> Result<Vec<Status>, String> {
         let run = || -> Result<Vec<String>, rusqlite::Error> {
             let mut st = self.conn.prepare_cached(
-                "SELECT status FROM events WHERE tenant = ?1 AND agent = ?2 AND skill = ?3 ORDER BY seq DESC LIMIT ?4",
+                "SELECT status FROM events WHERE tenant = ?1 AND agent = ?2 AND skill = ?3 AND blame = 'agent'
+                 ORDER BY seq DESC LIMIT ?4",
             )?;
             let rows = st.query_map(
                 params![self.tenant, self.agent, self.skill, n as i64],

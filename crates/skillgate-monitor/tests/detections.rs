@@ -10,12 +10,13 @@ const T0: i64 = 1_800_000_000_000;
 const MIN: i64 = 60_000;
 
 /// The ids this file tests; the suite fails when a rule is added without a test here.
-const TESTED: [&str; 13] = [
+const TESTED: [&str; 14] = [
     "monitor.nonzero_exit",
     "monitor.security_violation",
     "monitor.resource_exhausted",
     "monitor.denial_burst",
     "monitor.block_burst",
+    "monitor.skill_block_burst",
     "monitor.secrets_in_output",
     "monitor.timeout_streak",
     "monitor.output_at_cap",
@@ -128,6 +129,52 @@ fn block_burst() {
         }
     }
     assert!(fired(&last.unwrap(), "monitor.block_burst"));
+}
+
+#[test]
+fn skill_block_burst_counts_the_skills_blocks_whoever_calls_it() {
+    let m = memory_monitor();
+    let blocked = skill_blocked(LayerName::Input, "input.schema");
+    let mut v = None;
+    for i in 0..5 {
+        let agent = format!("agent-{}", i % 3);
+        let r = m
+            .observe_at(&folder_meta(&agent, "bad-schema"), &blocked, T0 + i * 1000)
+            .unwrap();
+        assert!(!fired(&r, "monitor.block_burst"), "{:?}", ids(&r));
+        assert_eq!(
+            fired(&r, "monitor.skill_block_burst"),
+            i == 4,
+            "{i}: {:?}",
+            ids(&r)
+        );
+        v = Some(r);
+    }
+    let v = v.unwrap();
+    assert!(
+        v.skill_flagged && fired(&v, "monitor.flag_skill"),
+        "{:?}",
+        ids(&v)
+    );
+    // Another skill's blocks are not counted with them.
+    let other = m
+        .observe_at(&folder_meta("agent-0", "other"), &blocked, T0 + 6000)
+        .unwrap();
+    assert!(!fired(&other, "monitor.skill_block_burst"));
+    // Blocks of code the agent submitted itself are the agent's.
+    let bare = rejected(Status::Blocked, LayerName::Prescan, "py.subprocess");
+    for i in 0..5 {
+        let r = m
+            .observe_at(&meta("agent-0", "own"), &bare, T0 + 7000 + i)
+            .unwrap();
+        assert!(!fired(&r, "monitor.skill_block_burst"));
+        assert_eq!(
+            fired(&r, "monitor.block_burst"),
+            i == 4,
+            "{i}: {:?}",
+            ids(&r)
+        );
+    }
 }
 
 #[test]
@@ -349,6 +396,10 @@ fn bad_rule_files_name_what_is_wrong() {
         (
             "[[detection]]\nid = \"x y\"\nseverity = \"high\"\naction = \"alert\"\nmessage = \"m\"\nwhen = { kind = \"nonzero_exit\" }\n",
             "x y",
+        ),
+        (
+            "[[detection]]\nid = \"x\"\nseverity = \"high\"\naction = \"quarantine\"\nmessage = \"m\"\nwhen = { kind = \"burst\", statuses = [\"blocked\"], count = 2, window = \"1m\", against = \"skill\" }\n",
+            "cannot throttle or quarantine the agent",
         ),
     ];
     for (text, needle) in cases {

@@ -7,6 +7,7 @@ use skillgate_core::{
 };
 use skillgate_monitor::audit::{self, AuditRecord};
 use skillgate_monitor::detections::Detections;
+use skillgate_monitor::signals::Blame;
 use skillgate_monitor::{Durability, Monitor, MonitorConfig, MonitorLayer, Store};
 use std::sync::Arc;
 use tower::{Layer, ServiceExt, service_fn};
@@ -39,7 +40,8 @@ fn strikes_quarantine_the_next_request_is_recorded_and_release_is_audited() {
     assert!(q.message.contains("3 strikes"), "{}", q.message);
     assert!(store.is_quarantined("acme", "mallory").unwrap());
     assert!(!store.is_quarantined("acme", "alice").unwrap());
-    assert!(!store.is_quarantined("other-tenant", "mallory").unwrap());
+    // Keyed by agent id: moving the agent to another tenant does not lift it.
+    assert!(store.is_quarantined("other-tenant", "mallory").unwrap());
 
     // Another process opening the same state sees the quarantine.
     let again = Store::open(dir.path(), Durability::Flush).unwrap();
@@ -56,14 +58,12 @@ fn strikes_quarantine_the_next_request_is_recorded_and_release_is_audited() {
     assert!(store.request_ids().unwrap().contains(&next.request_id));
 
     // Release: lifted, strikes cleared, audited.
-    let released = store
-        .release("acme", "mallory", "operator", T0 + 4)
-        .unwrap();
+    let released = store.release("mallory", "operator", T0 + 4).unwrap();
     assert!(released.is_some());
     assert!(!store.is_quarantined("acme", "mallory").unwrap());
     assert!(
         store
-            .release("acme", "mallory", "operator", T0 + 5)
+            .release("mallory", "operator", T0 + 5)
             .unwrap()
             .is_none(),
         "nothing to release twice"
@@ -244,4 +244,176 @@ fn opening_an_unusable_state_dir_is_an_error() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("bad"), "{err}");
+}
+
+/// Issue 21, item 4: a published skill whose input schema rejects everything blocked 7
+/// calls of `analyst-2`, which quarantined it. Blocks the skill causes (its schema, the
+/// pre-scan of its code) count against the skill, never against the caller.
+#[test]
+fn a_skill_that_blocks_every_call_flags_the_skill_and_never_strikes_its_caller() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(dir.path(), Durability::Flush).unwrap());
+    let m = Monitor::new(
+        store.clone(),
+        Detections::builtin(),
+        &MonitorConfig::default(),
+    )
+    .unwrap();
+    let schema_block = skill_blocked(LayerName::Input, "input.schema");
+    let code_block = skill_blocked(LayerName::Prescan, "py.subprocess");
+    for i in 0..21 {
+        let out = if i % 2 == 0 {
+            &schema_block
+        } else {
+            &code_block
+        };
+        let v = m
+            .observe_at(&folder_meta("analyst-2", "rejects-all"), out, T0 + i)
+            .unwrap();
+        assert!(!v.quarantined, "call {i}: {:?}", ids(&v));
+        assert!(!fired(&v, "monitor.block_burst"), "call {i}: {:?}", ids(&v));
+        assert!(!fired(&v, "monitor.throttle"), "call {i}: {:?}", ids(&v));
+        if i > 4 {
+            assert!(
+                fired(&v, "monitor.skill_flagged"),
+                "call {i}: {:?}",
+                ids(&v)
+            );
+        }
+    }
+    assert!(!store.is_quarantined("acme", "analyst-2").unwrap());
+    let status = store.agent_status("acme", "analyst-2", T0 + 30, 0).unwrap();
+    assert_eq!(status.strikes, 0);
+    assert!(status.throttled_until_ms.is_none());
+    let digest = folder_meta("analyst-2", "rejects-all").digest;
+    let flag = store
+        .skill_flag(&digest)
+        .unwrap()
+        .expect("the skill is flagged");
+    assert!(
+        flag.reason.contains("monitor.skill_block_burst"),
+        "{}",
+        flag.reason
+    );
+    assert_eq!(store.flagged_skills().unwrap(), vec![flag.clone()]);
+    // Its legitimate skills still run unhindered (nothing counts against the agent).
+    let v = m
+        .observe_at(
+            &folder_meta("analyst-2", "good"),
+            &ran(10, MIB, 10),
+            T0 + 40,
+        )
+        .unwrap();
+    assert!(v.findings.is_empty(), "{:?}", ids(&v));
+
+    // The audit trail says whom each outcome counted against.
+    let trail = audit::read(&dir.path().join("audit.jsonl")).unwrap();
+    let blames: Vec<_> = trail
+        .records
+        .iter()
+        .filter_map(|r| match r {
+            AuditRecord::Execution(e) => Some((e.monitor.blame, e.monitor.skill_flagged)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(blames.len(), 22);
+    assert!(blames[..21].iter().all(|(b, _)| *b == Blame::Skill));
+    assert!(blames[4..21].iter().all(|(_, flagged)| *flagged));
+    assert_eq!(blames[21], (Blame::Agent, false));
+
+    // An operator clears the flag, audited.
+    assert_eq!(
+        store.unflag_skill(&digest, "oncall", T0 + 50).unwrap(),
+        Some(flag)
+    );
+    assert!(store.skill_flag(&digest).unwrap().is_none());
+    assert!(
+        store
+            .unflag_skill(&digest, "oncall", T0 + 51)
+            .unwrap()
+            .is_none()
+    );
+    let trail = audit::read(&dir.path().join("audit.jsonl")).unwrap();
+    assert!(matches!(
+        trail.records.last(),
+        Some(AuditRecord::Unflag(u)) if u.by == "oncall" && u.digest == digest
+    ));
+}
+
+/// Code the agent submits itself (a bare script) is the agent's: its blocks still strike.
+#[test]
+fn blocks_of_submitted_code_still_quarantine_the_agent() {
+    let m = memory_monitor();
+    let blocked = skill_blocked(LayerName::Prescan, "py.subprocess");
+    let mut quarantined = false;
+    for i in 0..7 {
+        let v = m
+            .observe_at(&meta("mallory", "own"), &blocked, T0 + i)
+            .unwrap();
+        quarantined |= v.quarantined;
+    }
+    assert!(quarantined);
+    assert!(m.store().is_quarantined("acme", "mallory").unwrap());
+}
+
+/// Issue 21, item 7: the throttle's rate was counted in each process's memory, so every
+/// `skillgate run` started with a full quota. It is counted in the store: monitors of
+/// separate processes (here: a fresh store and monitor per request) share one quota.
+#[test]
+fn the_throttle_quota_is_shared_by_every_process_using_the_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = MonitorConfig {
+        throttle_per_minute: 3,
+        ..Default::default()
+    };
+    let process = || {
+        let store = Arc::new(Store::open(dir.path(), Durability::Flush).unwrap());
+        Monitor::new(store, Detections::builtin(), &cfg).unwrap()
+    };
+    // A denial burst throttles the agent.
+    let denied = rejected(Status::Denied, LayerName::Policy, "forbid-all");
+    for i in 0..5 {
+        process()
+            .observe_at(&meta("eve", "s"), &denied, T0 + i)
+            .unwrap();
+    }
+    let first = process();
+    assert!(
+        first
+            .store()
+            .throttled_until("acme", "eve", T0 + 10)
+            .unwrap()
+            .is_some()
+    );
+    // 14 requests from 14 processes within 6 s: the quota (3 at once, then one every
+    // 20 s) lets 3 through.
+    let admitted = (0..14)
+        .filter(|i| {
+            process()
+                .admit("acme", "eve", T0 + 10 + i * 400)
+                .unwrap()
+                .is_none()
+        })
+        .count();
+    assert_eq!(admitted, 3);
+    let refusal = first.admit("acme", "eve", T0 + 6000).unwrap().unwrap();
+    assert_eq!(refusal.rule_id, "monitor.throttled");
+    // The quota refills at its rate, for every process alike.
+    assert!(
+        process()
+            .admit("acme", "eve", T0 + 10 + 20_000)
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        process()
+            .admit("acme", "eve", T0 + 10 + 20_001)
+            .unwrap()
+            .is_some()
+    );
+    // Other agents are not throttled.
+    assert!(first.admit("acme", "bob", T0 + 6000).unwrap().is_none());
+    // When the throttle ends, the agent is free again.
+    let after = T0 + cfg.throttle_for.as_millis() as i64 + 10;
+    assert!((0..10).all(|i| process().admit("acme", "eve", after + i).unwrap().is_none()));
 }

@@ -27,8 +27,8 @@ pub struct Assembled {
     pub service: BoxExecService,
     /// Warnings for the user (a disabled layer, weaker enforcement).
     pub notices: Vec<String>,
-    /// Who is quarantined: the monitor's store, or nobody when the monitor is disabled.
-    /// The policy layer reads it (its quarantine `forbid`).
+    /// Who is quarantined: the monitor's store, read from the state directory whether or
+    /// not the monitor layer runs. The policy layer reads it (its quarantine `forbid`).
     pub quarantine: Arc<dyn QuarantineSource>,
 }
 
@@ -70,7 +70,19 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
         builder = builder.layer_at(LayerName::Network, layer);
     }
     // The monitor: outermost. A state store that cannot be opened refuses the run.
+    // Without it, quarantines are still read from its state: switching the monitor off
+    // does not lift them.
     let mut quarantine: Arc<dyn QuarantineSource> = Arc::new(NoQuarantine);
+    if !enabled(LayerName::Monitor) && enabled(LayerName::Policy) {
+        quarantine = Arc::new(
+            skillgate_monitor::StateQuarantine::from_config(&config.monitor, None).map_err(
+                |e| AssembleError {
+                    layer: LayerName::Policy,
+                    message: e.to_string(),
+                },
+            )?,
+        );
+    }
     if enabled(LayerName::Monitor) {
         let monitor =
             skillgate_monitor::Monitor::from_config(&config.monitor, None).map_err(|e| {

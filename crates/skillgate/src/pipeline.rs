@@ -20,7 +20,8 @@ type BoxLayer = BoxCloneServiceLayer<BoxExecService, ExecRequest, ExecOutcome, B
 ///    spec](skillgate_core::SandboxSpec) the executor enforces (isolation first, so it can
 ///    refuse what the executor cannot enforce);
 /// 8. **secrets**: innermost, so no layer outside ever sees unredacted output;
-/// 9. the **executor**.
+/// 9. the **executor**, whose spec is recorded in the request's
+///    [`ExecutorSpec`](skillgate_core::ExecutorSpec) slot, if it carries one.
 ///
 /// ```
 /// use skillgate::{LayerName, PipelineBuilder, InputSchemaLayer};
@@ -88,6 +89,11 @@ impl PipelineBuilder {
         E::Error: Into<BoxError>,
         E::Future: Send + 'static,
     {
+        // The executor's spec is recorded for the layers outside (the audit trail).
+        let executor = tower::ServiceExt::map_request(executor, |req: ExecRequest| {
+            skillgate_core::ExecutorSpec::record(&req);
+            req
+        });
         let mut svc = BoxExecService::new(tower::ServiceExt::map_err(executor, Into::into));
         for layer in self.layers.values().rev() {
             svc = layer.layer(svc);

@@ -181,3 +181,26 @@ async fn infrastructure_failures_are_errors() {
     let err = svc.oneshot(request()).await.unwrap_err();
     assert_eq!(err.to_string(), "disk on fire");
 }
+
+/// The executor's end of the pipeline records the spec the executor gets, after every
+/// layer changed it, for the monitor's audit record (issue 20, item 8).
+#[tokio::test]
+async fn the_executor_spec_is_recorded_after_the_layers() {
+    let clamp = tower::layer::layer_fn(|inner: skillgate::BoxExecService| {
+        tower::ServiceExt::map_request(inner, |mut req: ExecRequest| {
+            req.spec.limits.wall_timeout = std::time::Duration::from_secs(2);
+            req
+        })
+    });
+    let pipeline = PipelineBuilder::new()
+        .layer_at(LayerName::Isolation, clamp)
+        .build(service_fn(|_r: ExecRequest| async {
+            Ok::<_, BoxError>(ExecOutcome::default())
+        }));
+    let slot = skillgate::ExecutorSpec::default();
+    let mut req = request();
+    req.extensions.insert(slot.clone());
+    pipeline.oneshot(req).await.unwrap();
+    let spec = slot.get().expect("recorded");
+    assert_eq!(spec.limits.wall_timeout, std::time::Duration::from_secs(2));
+}

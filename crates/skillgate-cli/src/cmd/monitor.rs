@@ -5,7 +5,7 @@ use clap::{Args, Subcommand};
 use skillgate::Config;
 use skillgate_monitor::baseline::Metric;
 use skillgate_monitor::signals::now_ms;
-use skillgate_monitor::{AgentStatus, DB_FILE, Store, audit};
+use skillgate_monitor::{AgentStatus, SkillFlag, Store, audit};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -37,17 +37,29 @@ enum MonitorCommand {
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
     },
-    /// Lift an agent's quarantine (recorded in the audit trail). Exit 1 when it was not quarantined.
+    /// Lift an agent's quarantine, or clear a skill's flag (recorded in the audit trail).
+    /// Exit 1 when there was nothing to lift.
     Release {
-        /// The agent.
-        #[arg(long, value_name = "ID")]
-        agent: String,
-        /// The agent's tenant.
-        #[arg(long, value_name = "ID", default_value = "default")]
-        tenant: String,
+        /// The agent (quarantines are keyed by agent id, whatever its tenant).
+        #[arg(
+            long,
+            value_name = "ID",
+            required_unless_present = "skill",
+            conflicts_with = "skill"
+        )]
+        agent: Option<String>,
+        /// The flagged skill's code digest (sha256 hex, as `monitor status` lists it).
+        #[arg(long, value_name = "DIGEST")]
+        skill: Option<String>,
         /// Who releases it (default: $USER).
         #[arg(long, value_name = "NAME")]
         by: Option<String>,
+    },
+    /// Skills flagged because their own schema or code keeps blocking their callers.
+    Skills {
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = Format::Text)]
+        format: Format,
     },
     /// Prometheus text exposition of the monitor's metrics.
     Metrics,
@@ -58,17 +70,14 @@ fn open(args: &MonitorArgs) -> Result<(Store, Config), UsageError> {
         Some(p) => Config::load(p)?,
         None => Config::default(),
     };
-    let dir = match args.state_dir.clone().or(config.monitor.state_dir.clone()) {
-        Some(d) => d,
-        None => skillgate_monitor::default_state_dir()?,
-    };
-    if !dir.join(DB_FILE).is_file() {
-        return Err(UsageError(format!(
+    let dir = skillgate_monitor::resolve_state_dir(&config.monitor, args.state_dir.as_deref())?;
+    match Store::open_existing(&dir, config.monitor.durability)? {
+        Some(store) => Ok((store, config)),
+        None => Err(UsageError(format!(
             "no monitor state in {} (nothing has run with this state directory yet)",
             dir.display()
-        )));
+        ))),
     }
-    Ok((Store::open(&dir, config.monitor.durability)?, config))
 }
 
 pub(crate) fn run(args: MonitorArgs) -> Result<ExitCode, UsageError> {
@@ -82,28 +91,44 @@ pub(crate) fn run(args: MonitorArgs) -> Result<ExitCode, UsageError> {
             let _ = out.write_all(text.as_bytes());
             Ok(ExitCode::SUCCESS)
         }
-        MonitorCommand::Release { agent, tenant, by } => {
+        MonitorCommand::Release { agent, skill, by } => {
             let by = by
                 .or_else(|| std::env::var("USER").ok())
                 .unwrap_or_else(|| "unknown".into());
-            match store.release(&tenant, &agent, &by, now)? {
-                Some(entry) => {
-                    let _ = writeln!(
+            let done = match (agent, skill) {
+                (Some(agent), _) => match store.release(&agent, &by, now)? {
+                    Some(entry) => writeln!(
                         out,
-                        "released {tenant}/{agent} (quarantined since {}: {}); recorded in the audit trail",
+                        "released {}/{agent} (quarantined since {}: {}); recorded in the audit trail",
+                        entry.tenant,
                         audit::rfc3339(entry.since_ms),
                         entry.reason
-                    );
-                    Ok(ExitCode::SUCCESS)
-                }
-                None => {
-                    let _ = writeln!(
+                    )
+                    .map(|_| true),
+                    None => {
+                        writeln!(out, "agent {agent} is not quarantined; nothing to release")
+                            .map(|_| false)
+                    }
+                },
+                (None, Some(digest)) => match store.unflag_skill(&digest, &by, now)? {
+                    Some(flag) => writeln!(
                         out,
-                        "{tenant}/{agent} is not quarantined; nothing to release"
-                    );
-                    Ok(ExitCode::from(1))
-                }
-            }
+                        "cleared the flag of skill {} ({digest}, flagged since {}: {}); recorded in the audit trail",
+                        flag.skill,
+                        audit::rfc3339(flag.since_ms),
+                        flag.reason
+                    )
+                    .map(|_| true),
+                    None => writeln!(out, "skill {digest} is not flagged; nothing to clear")
+                        .map(|_| false),
+                },
+                (None, None) => return Err(UsageError("give --agent ID or --skill DIGEST".into())),
+            };
+            Ok(if done.unwrap_or(false) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
         }
         MonitorCommand::Status {
             agent,
@@ -118,15 +143,46 @@ pub(crate) fn run(args: MonitorArgs) -> Result<ExitCode, UsageError> {
                     .map(|(t, a)| store.agent_status(t, a, now, strikes_since))
                     .collect::<Result<_, _>>()?,
             };
+            let flagged = store.flagged_skills()?;
             let _ = match format {
                 Format::Json => serde_json::to_writer_pretty(&mut out, &statuses)
                     .map_err(std::io::Error::other)
                     .and_then(|_| writeln!(out)),
-                Format::Text => write_status(&mut out, &statuses, agent.is_some()),
+                Format::Text => write_status(&mut out, &statuses, agent.is_some()).and_then(|_| {
+                    if agent.is_some() {
+                        return Ok(());
+                    }
+                    write_flagged(&mut out, &flagged)
+                }),
+            };
+            Ok(ExitCode::SUCCESS)
+        }
+        MonitorCommand::Skills { format } => {
+            let flagged = store.flagged_skills()?;
+            let _ = match format {
+                Format::Json => serde_json::to_writer_pretty(&mut out, &flagged)
+                    .map_err(std::io::Error::other)
+                    .and_then(|_| writeln!(out)),
+                Format::Text if flagged.is_empty() => writeln!(out, "no flagged skills"),
+                Format::Text => write_flagged(&mut out, &flagged),
             };
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+fn write_flagged(out: &mut impl Write, flagged: &[SkillFlag]) -> std::io::Result<()> {
+    for f in flagged {
+        writeln!(
+            out,
+            "skill {} ({}): FLAGGED since {} ({})",
+            f.skill,
+            f.digest,
+            audit::rfc3339(f.since_ms),
+            f.reason
+        )?;
+    }
+    Ok(())
 }
 
 fn write_status(

@@ -70,11 +70,15 @@ struct SourceArgs {
 }
 
 impl SourceArgs {
-    fn sources(&self) -> Result<(PolicySources, Limits), UsageError> {
-        let config = match &self.config {
+    fn config(&self) -> Result<Config, UsageError> {
+        Ok(match &self.config {
             Some(p) => Config::load(p)?,
             None => Config::default(),
-        };
+        })
+    }
+
+    fn sources(&self) -> Result<(PolicySources, Limits), UsageError> {
+        let config = self.config()?;
         let mut sources = config.policy;
         self.files.apply(&mut sources);
         Ok((sources, config.limits))
@@ -84,6 +88,30 @@ impl SourceArgs {
         let (sources, limits) = self.sources()?;
         Ok((Policy::load(&sources)?, limits))
     }
+
+    /// As [`load`](Self::load), seeing the quarantines of the monitor's state directory
+    /// (`state_dir`, else the config's, else the default), as `skillgate run` does.
+    fn load_with_quarantine(
+        &self,
+        state_dir: Option<&Path>,
+    ) -> Result<(Policy, Limits), UsageError> {
+        let monitor = self.config()?.monitor;
+        let quarantine = skillgate_monitor::StateQuarantine::from_config(&monitor, state_dir)?;
+        let (policy, limits) = self.load()?;
+        Ok((
+            policy.with_quarantine(std::sync::Arc::new(quarantine)),
+            limits,
+        ))
+    }
+}
+
+/// The monitor state whose quarantines a decision sees, as `skillgate run` sees them.
+#[derive(Debug, Args)]
+struct StateDirArg {
+    /// The monitor's state directory, for its quarantines (default `[monitor] state_dir`,
+    /// else `$XDG_STATE_HOME/skillgate` or `~/.local/state/skillgate`, as `run`).
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -102,6 +130,8 @@ struct CheckArgs {
     action: Action,
     #[command(flatten)]
     sources: SourceArgs,
+    #[command(flatten)]
+    state: StateDirArg,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -134,6 +164,8 @@ struct ListArgs {
     all: bool,
     #[command(flatten)]
     sources: SourceArgs,
+    #[command(flatten)]
+    state: StateDirArg,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -193,7 +225,9 @@ fn print_decision(d: &Decision, format: Format) -> Result<(), UsageError> {
 }
 
 fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
-    let (policy, limits) = args.sources.load()?;
+    let (policy, limits) = args
+        .sources
+        .load_with_quarantine(args.state.state_dir.as_deref())?;
     let skill = skill_dir::load(&args.skill)?;
     let caller = caller(&policy, &args.agent, &args.tenant);
     let d = policy.authorize(
@@ -254,7 +288,9 @@ fn skill_dirs(dir: &Path) -> Result<Vec<PathBuf>, UsageError> {
 }
 
 fn list(args: ListArgs) -> Result<ExitCode, UsageError> {
-    let (policy, limits) = args.sources.load()?;
+    let (policy, limits) = args
+        .sources
+        .load_with_quarantine(args.state.state_dir.as_deref())?;
     let mut skills: Vec<Skill> = Vec::new();
     for dir in &args.skills {
         for path in skill_dirs(dir)? {

@@ -29,6 +29,31 @@ pub fn meta(agent: &str, skill: &str) -> RequestMeta {
     ))
 }
 
+/// A request for a published skill (loaded from a folder), not code the agent submitted.
+pub fn folder_meta(agent: &str, skill: &str) -> RequestMeta {
+    let s = Skill::builder(skill, Language::Python, skill.as_bytes().to_vec())
+        .source_dir(format!("/skills/{skill}"))
+        .build();
+    RequestMeta::of(&ExecRequest::new(
+        Caller::new(agent, "acme"),
+        s,
+        serde_json::json!({}),
+    ))
+}
+
+/// A request blocked at `layer` (its decision recorded the way the pipeline's deciding
+/// layers record it: the rejecting stage is the innermost timing).
+pub fn skill_blocked(layer: LayerName, rule: &str) -> ExecOutcome {
+    let mut out = ExecOutcome::rejected(Status::Blocked, Vec::new());
+    out.record_layer(
+        layer,
+        Duration::from_micros(5),
+        vec![Finding::new(layer, rule, Severity::High, "no")],
+    );
+    out.record_layer(LayerName::Policy, Duration::from_micros(5), Vec::new());
+    out
+}
+
 /// A completed run.
 pub fn ran(wall_ms: u64, rss: u64, out_bytes: usize) -> ExecOutcome {
     ExecOutcome {

@@ -448,6 +448,10 @@ fn init(plan: &Plan) -> ! {
                 },
             ];
             if libc::poll(fds.as_mut_ptr(), 2, timeout_ms) < 0 && errno() != libc::EINTR {
+                // Cannot wait for the host and the clock any more: end the skill, and
+                // reap everything below.
+                libc::kill(-1, libc::SIGKILL);
+                while libc::waitpid(-1, std::ptr::null_mut(), 0) > 0 || errno() == libc::EINTR {}
                 break;
             }
             if fds[1].revents != 0 {

@@ -11,12 +11,18 @@
 //!    ([`child`]); the host moves it into the cgroup, writes its uid/gid maps when it has
 //!    entered its user namespace, and feeds stdin;
 //! 5. stdout and stderr are captured under caps while the wall clock runs; at the deadline
-//!    the init is killed, which kills every process of its pid namespace;
+//!    (or on [`cancel_runs`]) the init is killed, which kills every process of its pid
+//!    namespace. The init keeps the deadline too, and ends the sandbox as soon as the
+//!    host's end of its sync pipe closes: a sandbox never outlives its host;
 //! 6. when the skill ends, the init kills whatever it left behind and reports how it ended
 //!    and what it used; the host collects the artifacts from the sandbox's `/out` (through
 //!    `/proc/<init>/root`, never following links) and returns the outcome;
 //! 7. then, on a thread of its own, the host kills and reaps the init (the kernel tears the
 //!    namespaces down) and removes the cgroup; dropping the sandbox waits for that.
+//!
+//! A sandbox that ends without the init's report (the init killed, a limit that ran out
+//! during setup, a cancelled run) is still an outcome, naming why, so the layers above
+//! report and audit it; only the host's own failures are errors.
 mod cancel;
 mod cgroup;
 mod child;

@@ -304,8 +304,10 @@ impl RunCgroup {
 }
 
 /// Removes the empty run cgroups (`run-<pid>-<n>`) that hosts which are gone left behind
-/// (a host killed with SIGKILL cannot remove its own): once per process, at its first run.
-/// A cgroup still holding processes, or whose owner pid is alive, is left alone.
+/// (a host killed with SIGKILL cannot remove its own): once per process, before its first
+/// run. A cgroup still holding processes, or whose owner pid is alive, is left alone; one
+/// named after this process is a leftover of an earlier process with the same pid (this
+/// one has created none yet), and would make this process's runs fail to create theirs.
 fn sweep(mode: &CgroupMode) {
     let parents: Vec<&PathBuf> = match mode {
         CgroupMode::V2 { parent } => vec![parent],
@@ -321,7 +323,7 @@ fn sweep(mode: &CgroupMode) {
             let Some(owner) = name.to_str().and_then(run_owner) else {
                 continue;
             };
-            if owner != std::process::id() && !Path::new(&format!("/proc/{owner}")).exists() {
+            if owner == std::process::id() || !Path::new(&format!("/proc/{owner}")).exists() {
                 // rmdir fails on a cgroup with processes: only empty ones go.
                 let _ = std::fs::remove_dir(entry.path());
             }
@@ -364,6 +366,42 @@ mod tests {
         let joined = "3:cpu,cpuacct:/c\n";
         assert_eq!(own_path(joined, "cpuacct").as_deref(), Some("/c"));
         assert_eq!(own_path(joined, "cpuac"), None);
+    }
+
+    #[test]
+    fn the_sweep_removes_leftovers_of_gone_hosts_only() {
+        let t = tempfile::tempdir().unwrap();
+        let own = std::process::id();
+        // No pid reaches u32::MAX - 1 (pid_max is at most 2^22).
+        let gone = u32::MAX - 1;
+        let names = [
+            format!("run-{own}-0"),
+            format!("run-{gone}-3"),
+            "run-1-0".to_string(),
+            "unrelated".to_string(),
+        ];
+        for n in &names {
+            std::fs::create_dir(t.path().join(n)).unwrap();
+        }
+        // A leftover that is not empty stays too.
+        std::fs::create_dir(t.path().join(format!("run-{gone}-4"))).unwrap();
+        std::fs::create_dir(t.path().join(format!("run-{gone}-4/busy"))).unwrap();
+        sweep(&CgroupMode::V2 {
+            parent: t.path().to_path_buf(),
+        });
+        let mut left: Vec<String> = std::fs::read_dir(t.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "run-1-0".to_string(),
+                format!("run-{gone}-4"),
+                "unrelated".into()
+            ]
+        );
     }
 
     #[test]

@@ -188,23 +188,25 @@ print(json.dumps(out))
 
 #[test]
 fn the_only_interface_is_loopback_and_there_is_no_route() {
+    // Through /proc/self: the sandbox's /proc shows only its processes (subset=pid), with
+    // no /proc/net link.
     let code = format!(
-        "{PROBE}\nprint(json.dumps({{p: attempt(lambda p=p: open(p).read()) for p in ['/proc/net/route', '/proc/net/ipv6_route', '/proc/net/dev']}}))"
+        "{PROBE}\nprint(json.dumps({{p: attempt(lambda p=p: open(p).read()) for p in ['/proc/self/net/route', '/proc/self/net/ipv6_route', '/proc/self/net/dev']}}))"
     );
     let a = answer(&run(&code, json!({})));
-    let route = a["/proc/net/route"]["value"].as_str().unwrap();
+    let route = a["/proc/self/net/route"]["value"].as_str().unwrap();
     assert_eq!(
         route.lines().count(),
         1,
         "IPv4 routes besides the header: {route}"
     );
-    if let Some(v6) = a["/proc/net/ipv6_route"]["value"].as_str() {
+    if let Some(v6) = a["/proc/self/net/ipv6_route"]["value"].as_str() {
         for line in v6.lines() {
             let iface = line.split_whitespace().last().unwrap_or("");
             assert_eq!(iface, "lo", "IPv6 route via another interface: {line}");
         }
     }
-    let dev = a["/proc/net/dev"]["value"].as_str().unwrap();
+    let dev = a["/proc/self/net/dev"]["value"].as_str().unwrap();
     let ifaces: Vec<&str> = dev
         .lines()
         .skip(2)

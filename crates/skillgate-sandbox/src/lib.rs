@@ -23,5 +23,5 @@ pub mod supervisor;
 pub mod workdir;
 
 pub use interpreter::Interpreter;
-pub use native::{CgroupMode, HostSupport, NativeSandbox, SeccompFilter};
+pub use native::{CgroupMode, HostSupport, NativeSandbox, SeccompFilter, cancel_runs};
 pub use process_executor::{ProcessExecutor, outcome_from};

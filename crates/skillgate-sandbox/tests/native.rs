@@ -150,22 +150,28 @@ fn file_size_limit_is_resource_exhausted() {
         file_size_bytes: 1024 * 1024,
         ..Limits::default()
     };
-    // Python ignores SIGXFSZ, so its write fails with EFBIG instead of the kernel killing
-    // it: the limit holds, but only a process that keeps the default handler (as most
-    // programs do) is reported by the kernel as killed.
-    let o = run_with(
+    // CPython ignores SIGXFSZ at start, and a skill may try to ignore or catch it and
+    // carry on after EFBIG: the sandbox keeps the signal's default action, so every write
+    // past the limit kills the writer and the run says which limit ended it.
+    for code in [
+        "open('/tmp/big', 'wb').write(b'x' * (2 << 20))",
         "try:\n    open('/tmp/big', 'wb').write(b'x' * (2 << 20))\nexcept OSError as e:\n    print(e.errno)\n",
-        limits,
-        |_| {},
-    );
-    assert_eq!(o.stdout, b"27\n", "EFBIG");
-    let o = run_with(
+        "import signal\nsignal.signal(signal.SIGXFSZ, signal.SIG_IGN)\nopen('/out/big', 'wb').write(b'x' * (2 << 20))",
         "import signal\nsignal.signal(signal.SIGXFSZ, signal.SIG_DFL)\nf = open('/tmp/big', 'wb')\nwhile True: f.write(b'x' * 65536); f.flush()",
-        limits,
-        |_| {},
+    ] {
+        let o = run_with(code, limits, |_| {});
+        assert_eq!(o.status, Status::ResourceExhausted, "{code}: {o:?}");
+        assert_eq!(o.signal, Some(libc::SIGXFSZ), "{code}");
+        assert!(rules(&o).contains(&"limit.file_size"), "{:?}", rules(&o));
+    }
+    // Other signals are still the skill's to handle.
+    let o = run(
+        "import signal\nsignal.signal(signal.SIGUSR1, lambda *a: print('caught'))\nimport os\nos.kill(os.getpid(), signal.SIGUSR1)",
     );
-    assert_eq!(o.status, Status::ResourceExhausted);
-    assert!(rules(&o).contains(&"limit.file_size"), "{:?}", rules(&o));
+    assert_eq!(
+        (o.status, o.stdout.as_slice()),
+        (Status::Ok, &b"caught\n"[..])
+    );
 }
 
 #[test]

@@ -190,7 +190,7 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let started = Instant::now();
     let outcome = rt
-        .block_on(pipeline.oneshot(req))
+        .block_on(cancel_on_signal(pipeline.oneshot(req)))?
         .map_err(|e| UsageError(format!("execution failed: {e}")))?;
     let report = Report::new(&outcome, started.elapsed());
     render::print_report(&report, args.format);
@@ -199,4 +199,32 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Runs `run` to its end; SIGTERM or SIGINT meanwhile cancels the sandbox runs of this
+/// process, which end at once as `error` with a `sandbox.cancelled` finding, so the run is
+/// still reported and audited. A second signal gives up waiting (an executor other than
+/// the native sandbox is not cancelled, and ends at its own wall clock).
+async fn cancel_on_signal<F: std::future::Future>(run: F) -> Result<F::Output, UsageError> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        return Ok(run.await);
+    };
+    tokio::pin!(run);
+    tokio::select! {
+        out = &mut run => return Ok(out),
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    skillgate_sandbox::cancel_runs();
+    let again =
+        || UsageError("stopped by a second signal while the run was being cancelled".into());
+    tokio::select! {
+        out = &mut run => Ok(out),
+        _ = term.recv() => Err(again()),
+        _ = int.recv() => Err(again()),
+    }
 }

@@ -160,6 +160,8 @@ impl RunCgroup {
     /// Creates the run's cgroup with its limits (`pids` counts the sandbox's init too).
     pub(crate) fn create(mode: &CgroupMode, memory: u64, pids: u32) -> Result<Self, ExecError> {
         static SEQ: AtomicU64 = AtomicU64::new(0);
+        static SWEPT: std::sync::Once = std::sync::Once::new();
+        SWEPT.call_once(|| sweep(mode));
         let name = format!(
             "run-{}-{}",
             std::process::id(),
@@ -218,10 +220,22 @@ impl RunCgroup {
     }
 
     /// The `tasks` files the sandbox's init writes `0` to, joining the run's cgroups by
-    /// itself (v1); empty when the parent moves it with [`place`](Self::place) (v2).
-    pub(crate) fn join_fds(&self) -> Vec<std::os::fd::RawFd> {
+    /// itself (v1: the pids hierarchy only, see [`skill_join_fd`](Self::skill_join_fd));
+    /// empty when the parent moves it with [`place`](Self::place) (v2).
+    pub(crate) fn init_join_fds(&self) -> Vec<std::os::fd::RawFd> {
         use std::os::fd::AsRawFd;
-        self.tasks.iter().map(AsRawFd::as_raw_fd).collect()
+        self.tasks.iter().skip(1).map(AsRawFd::as_raw_fd).collect()
+    }
+
+    /// v1: the memory hierarchy's `tasks` file, which the interpreter process joins by
+    /// itself before it execs. The init stays out of the memory cgroup, so the
+    /// out-of-memory killer of a run only ever chooses among the skill's processes (an
+    /// init charged with the host's pages, copied at the clone, would look the largest).
+    /// v2 has one cgroup for both limits: the init is in it, and is protected by its
+    /// `oom_score_adj` where the host may lower it.
+    pub(crate) fn skill_join_fd(&self) -> Option<std::os::fd::RawFd> {
+        use std::os::fd::AsRawFd;
+        self.tasks.first().map(AsRawFd::as_raw_fd)
     }
 
     /// Moves `pid` into the run's cgroup on v2. On v1 it joins by itself (see
@@ -233,13 +247,18 @@ impl RunCgroup {
         Ok(())
     }
 
-    /// Checks that `pid` is in every one of the run's cgroups (fail closed: a sandbox
-    /// outside its cgroups runs without memory and pids limits).
+    /// Checks that the init `pid` is in every one of the run's cgroups it joins (fail
+    /// closed: a sandbox outside its cgroups runs without limits). On v1 the memory
+    /// cgroup is the skill's alone: its interpreter process fails to start unless it
+    /// joins it.
     pub(crate) fn confirm(&self, pid: i32) -> Result<(), ExecError> {
         let own = std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
             .map_err(|e| ExecError::io("reading the sandbox's cgroups", e))?;
         let hierarchies: &[&str] = if self.v2 { &[""] } else { &["memory", "pids"] };
         for (d, ctl) in self.dirs.iter().zip(hierarchies) {
+            if *ctl == "memory" {
+                continue;
+            }
             let name = d.file_name().unwrap_or_default().to_string_lossy();
             let inside = own_path(&own, ctl).is_some_and(|p| p.rsplit('/').next() == Some(&*name));
             if !inside {
@@ -273,12 +292,50 @@ impl RunCgroup {
             let (m, p) = (&self.dirs[0], &self.dirs[1]);
             LimitEvents {
                 oom_kills: read_key(&m.join("memory.oom_control"), "oom_kill"),
-                memory_max_hits: read_num(&m.join("memory.failcnt")),
+                // With swap accounting the memory+swap counter, set to the same limit,
+                // may be the one that refuses a charge.
+                memory_max_hits: read_num(&m.join("memory.failcnt"))
+                    + read_num(&m.join("memory.memsw.failcnt")),
                 pids_max_hits: read_key(&p.join("pids.events"), "max"),
                 peak_memory: read_num(&m.join("memory.max_usage_in_bytes")),
             }
         }
     }
+}
+
+/// Removes the empty run cgroups (`run-<pid>-<n>`) that hosts which are gone left behind
+/// (a host killed with SIGKILL cannot remove its own): once per process, before its first
+/// run. A cgroup still holding processes, or whose owner pid is alive, is left alone; one
+/// named after this process is a leftover of an earlier process with the same pid (this
+/// one has created none yet), and would make this process's runs fail to create theirs.
+fn sweep(mode: &CgroupMode) {
+    let parents: Vec<&PathBuf> = match mode {
+        CgroupMode::V2 { parent } => vec![parent],
+        CgroupMode::V1 { memory, pids } => vec![memory, pids],
+        CgroupMode::Unavailable(_) => return,
+    };
+    for parent in parents {
+        let Ok(entries) = std::fs::read_dir(parent) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(owner) = name.to_str().and_then(run_owner) else {
+                continue;
+            };
+            if owner == std::process::id() || !Path::new(&format!("/proc/{owner}")).exists() {
+                // rmdir fails on a cgroup with processes: only empty ones go.
+                let _ = std::fs::remove_dir(entry.path());
+            }
+        }
+    }
+}
+
+/// The owner pid in a run cgroup's name, `run-<pid>-<n>`.
+fn run_owner(name: &str) -> Option<u32> {
+    let (pid, seq) = name.strip_prefix("run-")?.split_once('-')?;
+    seq.parse::<u64>().ok()?;
+    pid.parse().ok()
 }
 
 impl Drop for RunCgroup {
@@ -309,6 +366,65 @@ mod tests {
         let joined = "3:cpu,cpuacct:/c\n";
         assert_eq!(own_path(joined, "cpuacct").as_deref(), Some("/c"));
         assert_eq!(own_path(joined, "cpuac"), None);
+    }
+
+    #[test]
+    fn the_sweep_removes_leftovers_of_gone_hosts_only() {
+        let t = tempfile::tempdir().unwrap();
+        let own = std::process::id();
+        // No pid reaches u32::MAX - 1 (pid_max is at most 2^22).
+        let gone = u32::MAX - 1;
+        let names = [
+            format!("run-{own}-0"),
+            format!("run-{gone}-3"),
+            "run-1-0".to_string(),
+            "unrelated".to_string(),
+        ];
+        for n in &names {
+            std::fs::create_dir(t.path().join(n)).unwrap();
+        }
+        // A leftover that is not empty stays too.
+        std::fs::create_dir(t.path().join(format!("run-{gone}-4"))).unwrap();
+        std::fs::create_dir(t.path().join(format!("run-{gone}-4/busy"))).unwrap();
+        sweep(&CgroupMode::V2 {
+            parent: t.path().to_path_buf(),
+        });
+        let mut left: Vec<String> = std::fs::read_dir(t.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "run-1-0".to_string(),
+                format!("run-{gone}-4"),
+                "unrelated".into()
+            ]
+        );
+    }
+
+    #[test]
+    fn run_cgroup_names_give_their_owner() {
+        assert_eq!(run_owner("run-123-0"), Some(123));
+        assert_eq!(run_owner("run-123-45"), Some(123));
+        for other in ["run-123", "run--1", "run-x-1", "other-1-2", "run-1-2-3"] {
+            assert_eq!(run_owner(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn on_v1_the_init_joins_pids_and_the_skill_memory() {
+        let t = tempfile::tempdir().unwrap();
+        let open = |name: &str| std::fs::File::create(t.path().join(name)).unwrap();
+        let cg = RunCgroup {
+            dirs: Vec::new(),
+            v2: false,
+            tasks: vec![open("memory"), open("pids")],
+        };
+        use std::os::fd::AsRawFd;
+        assert_eq!(cg.skill_join_fd(), Some(cg.tasks[0].as_raw_fd()));
+        assert_eq!(cg.init_join_fds(), [cg.tasks[1].as_raw_fd()]);
     }
 
     #[test]

@@ -33,14 +33,16 @@ pub(crate) struct Msg {
     pub(crate) usage: [i64; 3],
 }
 
-/// The init entered its user namespace and waits for the id maps.
+/// The init entered its user namespace and waits for the id maps: `a` = the
+/// [`ProcView`] its `/proc` got.
 pub(crate) const MSG_READY: u32 = 1;
 /// Setting up failed: `a` = [`Stage`], `b` = errno, `c` = index of the mount step.
 pub(crate) const MSG_SETUP_FAILED: u32 = 2;
 /// The interpreter process could not be confined or exec'd: `a` = stage, `b` = errno.
 pub(crate) const MSG_EXEC_FAILED: u32 = 3;
-/// The skill ended: `a` = exit code (or -1), `b` = signal (or 0), `usage` = its resource
-/// usage. Everything else in the sandbox was killed and reaped before this is sent.
+/// The skill ended: `a` = exit code (or -1), `b` = signal (or 0), `c` = 1 when the init
+/// killed it at the wall-clock deadline, `usage` = its resource usage. Everything else in
+/// the sandbox was killed and reaped before this is sent.
 pub(crate) const MSG_DONE: u32 = 4;
 
 /// Size of a [`Msg`] on the wire.
@@ -135,6 +137,50 @@ impl Stage {
     }
 }
 
+/// What the sandbox's `/proc` shows, the first mount the kernel accepted, best first (sent
+/// with [`MSG_READY`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub(crate) enum ProcView {
+    /// `subset=pid,hidepid=invisible`: only the sandbox's own processes, and of them only
+    /// those of the same user (the skill never sees its init); no host-wide files.
+    PidsOnly = 0,
+    /// `hidepid=2` (kernels before 5.8): processes of other users are hidden, but host-wide
+    /// files (`/proc/cmdline`, counters, the boot id) are readable.
+    HidePid = 1,
+    /// A plain proc: every host-wide file is readable; the init's command line is blanked.
+    Full = 2,
+}
+
+/// The proc mount options tried in order, as [`ProcView`] numbers them.
+const PROC_OPTIONS: [&CStr; 2] = [c"subset=pid,hidepid=invisible", c"hidepid=2"];
+
+impl ProcView {
+    /// The view a [`MSG_READY`] names.
+    pub(crate) fn from_code(code: i32) -> ProcView {
+        match code {
+            0 => ProcView::PidsOnly,
+            1 => ProcView::HidePid,
+            _ => ProcView::Full,
+        }
+    }
+
+    /// For the enforcement finding.
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            ProcView::PidsOnly => "own processes only (subset=pid,hidepid=invisible)",
+            ProcView::HidePid => {
+                "other users' processes hidden (hidepid=2; this kernel refused subset=pid, \
+                 so host-wide /proc files are readable)"
+            }
+            ProcView::Full => {
+                "full (this kernel refused hidepid and subset=pid: host-wide /proc files \
+                 are readable)"
+            }
+        }
+    }
+}
+
 /// Starts the sandbox's init in new mount and pid namespaces; returns its pid (in the
 /// caller's pid namespace). The child never returns from here.
 pub(crate) fn spawn(plan: &Plan) -> std::io::Result<i32> {
@@ -209,9 +255,21 @@ fn init(plan: &Plan) -> ! {
             }
         }
         close_all_but(plan);
+        // A session and process group of its own: the host's group (and every other run
+        // started from it) is out of reach of `kill(0, ...)` and of terminal signals.
+        libc::setsid();
         // The init is a copy of the host process (its memory holds the caller's
         // environment): nobody in the sandbox may read it through /proc/1.
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        // Nor its command line (world-readable whatever the dumpable flag) or name.
+        if let Some((start, len)) = plan.host_args {
+            std::ptr::write_bytes(start as *mut u8, 0, len);
+        }
+        libc::prctl(libc::PR_SET_NAME, c"sandbox-init".as_ptr(), 0, 0, 0);
+        // The out-of-memory killer never chooses the init (the host's /proc still shows
+        // `self` as this process; the skill's processes are raised to 1000 below). Best
+        // effort: without CAP_SYS_RESOURCE an init killed anyway is reported as such.
+        set_oom_score_adj(c"/proc/self/oom_score_adj", b"-1000");
         let r = libc::mount(
             null(),
             c"/".as_ptr(),
@@ -220,9 +278,14 @@ fn init(plan: &Plan) -> ! {
             null(),
         );
         check(plan, r.into(), Stage::MakePrivate);
+        let mut proc_view = ProcView::Full as i32;
         for (i, op) in plan.ops.iter().enumerate() {
-            if run_op(op) < 0 {
+            let r = run_op(op);
+            if r < 0 {
                 fail(plan, MSG_SETUP_FAILED, Stage::MountStep, i as i32);
+            }
+            if let Op::Proc { .. } = op {
+                proc_view = r;
             }
         }
         check(
@@ -251,6 +314,7 @@ fn init(plan: &Plan) -> ! {
             st,
             Msg {
                 kind: MSG_READY,
+                a: proc_view,
                 ..Msg::default()
             },
         );
@@ -272,6 +336,13 @@ fn init(plan: &Plan) -> ! {
             Stage::Hostname,
         );
         loopback_up(plan);
+
+        // SIGCHLD is blocked from here on and read from a signalfd, so the init can wait
+        // for its children, the host and the deadline at once without missing one.
+        let mut chld: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut chld);
+        libc::sigaddset(&mut chld, libc::SIGCHLD);
+        libc::sigprocmask(libc::SIG_BLOCK, &chld, std::ptr::null_mut());
 
         // The interpreter process shares the init's memory until it execs or exits
         // (CLONE_VM | CLONE_VFORK, as posix_spawn does), so starting it copies no page
@@ -298,31 +369,100 @@ fn init(plan: &Plan) -> ! {
         }
         // The child has exec'd (or exited): its stack is free.
         libc::munmap(stack, SKILL_STACK);
+        // The skill's processes are the out-of-memory killer's first choice (they inherit
+        // it from the interpreter process).
+        let mut path = [0u8; 40];
+        set_oom_score_adj(proc_file(&mut path, child, b"oom_score_adj"), b"1000");
         let child = libc::c_long::from(child);
         // The init keeps nothing of the skill's stdio: the parent sees end-of-file as soon
         // as the skill's processes are gone.
         for fd in [0, 1, 2, plan.fds.stdin, plan.fds.stdout, plan.fds.stderr] {
             libc::close(fd);
         }
-        let (mut code, mut sig) = (-1, 0);
+        let sigfd = libc::signalfd(-1, &chld, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
+        if sigfd < 0 {
+            // The skill runs already: ending the init ends it.
+            fail(plan, MSG_SETUP_FAILED, Stage::Fork, -1);
+        }
+        let (mut code, mut sig, mut timed_out) = (-1, 0, 0);
+        let mut skill_done = false;
         loop {
-            let mut status = 0;
-            let r = libc::waitpid(-1, &mut status, 0);
-            if r < 0 {
-                if errno() == libc::EINTR {
-                    continue;
+            // Reap whatever has ended.
+            let mut all_reaped = false;
+            loop {
+                let mut status = 0;
+                let r = libc::waitpid(-1, &mut status, libc::WNOHANG);
+                if r == 0 {
+                    break;
                 }
-                break; // ECHILD: everything is reaped
+                if r < 0 {
+                    if errno() == libc::EINTR {
+                        continue;
+                    }
+                    all_reaped = true; // ECHILD
+                    break;
+                }
+                if libc::c_long::from(r) == child {
+                    if libc::WIFEXITED(status) {
+                        code = libc::WEXITSTATUS(status);
+                    } else if libc::WIFSIGNALED(status) {
+                        sig = libc::WTERMSIG(status);
+                    }
+                    skill_done = true;
+                }
+                if skill_done {
+                    // The skill is done: whatever it left behind (daemons, orphans holding
+                    // stdout) dies now. Pid 1's kill(-1) reaches every process of the
+                    // namespace.
+                    libc::kill(-1, libc::SIGKILL);
+                }
             }
-            if libc::c_long::from(r) == child {
-                if libc::WIFEXITED(status) {
-                    code = libc::WEXITSTATUS(status);
-                } else if libc::WIFSIGNALED(status) {
-                    sig = libc::WTERMSIG(status);
+            if all_reaped {
+                break;
+            }
+            let timeout_ms = if skill_done {
+                -1
+            } else {
+                match millis_until(&plan.deadline) {
+                    Some(ms) => ms,
+                    None => {
+                        // The wall clock ran out, and the host has not acted (it may be
+                        // stopped): the init enforces it.
+                        timed_out = 1;
+                        skill_done = true;
+                        libc::kill(-1, libc::SIGKILL);
+                        continue;
+                    }
                 }
-                // The skill is done: whatever it left behind (daemons, orphans holding
-                // stdout) dies now. Pid 1's kill(-1) reaches every process of the namespace.
+            };
+            let mut fds = [
+                libc::pollfd {
+                    fd: sigfd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: plan.fds.sync,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            if libc::poll(fds.as_mut_ptr(), 2, timeout_ms) < 0 && errno() != libc::EINTR {
+                // Cannot wait for the host and the clock any more: end the skill, and
+                // reap everything below.
                 libc::kill(-1, libc::SIGKILL);
+                while libc::waitpid(-1, std::ptr::null_mut(), 0) > 0 || errno() == libc::EINTR {}
+                break;
+            }
+            if fds[1].revents != 0 {
+                // The host never writes again before it closes its end: end-of-file means
+                // the host is gone (killed, crashed) or gave the run up. The sandbox ends
+                // with its init: the kernel kills every process of the namespace.
+                libc::_exit(0);
+            }
+            if fds[0].revents != 0 {
+                let mut info = [0u8; std::mem::size_of::<libc::signalfd_siginfo>()];
+                while libc::read(sigfd, info.as_mut_ptr().cast(), info.len()) > 0 {}
             }
         }
         // Every process of the sandbox is reaped: its children's usage is the skill's.
@@ -335,7 +475,7 @@ fn init(plan: &Plan) -> ! {
                 kind: MSG_DONE,
                 a: code,
                 b: sig,
-                c: 0,
+                c: timed_out,
                 usage: [micros(ru.ru_utime), micros(ru.ru_stime), ru.ru_maxrss],
             },
         );
@@ -366,12 +506,90 @@ fn set_ids(uid: u32, gid: u32) -> libc::c_long {
     }
 }
 
-/// Closes every descriptor the init inherited except its own five: the clone copied the
+/// Writes `value` to an `oom_score_adj` file; a failure is ignored (see the callers).
+fn set_oom_score_adj(path: &CStr, value: &[u8]) {
+    // SAFETY: `path` is NUL-terminated and `value` a live slice, both alive for the calls.
+    unsafe {
+        let fd = libc::open(p(path), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd >= 0 {
+            libc::write(fd, value.as_ptr().cast(), value.len());
+            libc::close(fd);
+        }
+    }
+}
+
+/// `/proc/<pid>/<file>` written into `buf`, without allocating.
+fn proc_file<'a>(buf: &'a mut [u8; 40], pid: libc::c_int, file: &[u8]) -> &'a CStr {
+    let mut digits = [0u8; 10];
+    let mut n = pid.unsigned_abs();
+    let mut len = 0;
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut at = 0;
+    for &b in b"/proc/"
+        .iter()
+        .chain(digits[..len].iter().rev())
+        .chain(b"/")
+        .chain(file.iter().take(buf.len() - 18))
+    {
+        buf[at] = b;
+        at += 1;
+    }
+    buf[at] = 0;
+    CStr::from_bytes_until_nul(&buf[..=at]).unwrap_or(c"/proc/self/oom_score_adj")
+}
+
+/// The monotonic clock's time `after` from now (the clock of `Instant`), for the init's
+/// deadline.
+pub(crate) fn monotonic_after(after: std::time::Duration) -> libc::timespec {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: writes into a live timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    let ns = i128::from(now.tv_sec) * 1_000_000_000
+        + i128::from(now.tv_nsec)
+        + i128::try_from(after.as_nanos()).unwrap_or(i128::MAX / 2);
+    libc::timespec {
+        tv_sec: (ns / 1_000_000_000).min(i128::from(libc::time_t::MAX)) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    }
+}
+
+/// Milliseconds (rounded up) until `deadline` on the monotonic clock, or `None` once it
+/// has passed.
+fn millis_until(deadline: &libc::timespec) -> Option<libc::c_int> {
+    let mut now: libc::timespec = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: writes into a live timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
+    let ns = (i128::from(deadline.tv_sec) - i128::from(now.tv_sec)) * 1_000_000_000
+        + i128::from(deadline.tv_nsec)
+        - i128::from(now.tv_nsec);
+    if ns <= 0 {
+        return None;
+    }
+    Some(((ns + 999_999) / 1_000_000).min(i128::from(libc::c_int::MAX)) as libc::c_int)
+}
+
+/// Closes every descriptor the init inherited except its own five (and the skill's cgroup
+/// file): the clone copied the
 /// whole descriptor table, including other concurrent runs' pipe ends, which must not be
 /// kept open (a skill waiting for end-of-file on stdin would wait forever).
 fn close_all_but(plan: &Plan) {
     let f = plan.fds;
-    let mut keep = [f.stdin, f.stdout, f.stderr, f.status, f.sync];
+    // The skill's cgroup file, if any, or a repeat of one kept anyway.
+    let join = plan.skill_cgroup_join.unwrap_or(f.sync);
+    let mut keep = [f.stdin, f.stdout, f.stderr, f.status, f.sync, join];
     keep.sort_unstable();
     let mut from: u32 = 0;
     for fd in keep {
@@ -431,19 +649,7 @@ fn run_op(op: &Op) -> libc::c_int {
                 *flags,
                 data.as_ptr().cast(),
             ),
-            Op::Bind { src, dst, ro_flags } => {
-                let r = libc::mount(p(src), p(dst), null(), libc::MS_BIND, null());
-                match (r, ro_flags) {
-                    (0, Some(f)) => libc::mount(
-                        null(),
-                        p(dst),
-                        null(),
-                        libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | *f,
-                        null(),
-                    ),
-                    _ => r,
-                }
-            }
+            Op::Bind { src, dst, ro_flags } => bind(src, dst, *ro_flags),
             Op::Touch { path } => {
                 let fd = libc::open(
                     p(path),
@@ -489,17 +695,60 @@ fn run_op(op: &Op) -> libc::c_int {
                 libc::close(to);
                 r
             }
-            Op::Proc { dst } => libc::mount(
-                c"proc".as_ptr(),
-                p(dst),
-                c"proc".as_ptr(),
-                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                null(),
-            ),
+            Op::Proc { dst, sys, ro_flags } => {
+                let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
+                let proc = |data: *const libc::c_void| {
+                    libc::mount(c"proc".as_ptr(), p(dst), c"proc".as_ptr(), flags, data)
+                };
+                // The best view this kernel accepts (see ProcView).
+                for (view, options) in PROC_OPTIONS.iter().enumerate() {
+                    if proc(options.as_ptr().cast()) == 0 {
+                        return if view == ProcView::PidsOnly as usize {
+                            // No /proc/sys to protect.
+                            view as libc::c_int
+                        } else {
+                            read_only_sys(sys, *ro_flags).min(view as libc::c_int)
+                        };
+                    }
+                }
+                if proc(null()) < 0 {
+                    return -1;
+                }
+                read_only_sys(sys, *ro_flags).min(ProcView::Full as libc::c_int)
+            }
             Op::Remount { dst, flags } => {
                 libc::mount(null(), p(dst), null(), libc::MS_REMOUNT | *flags, null())
             }
         }
+    }
+}
+
+/// A bind mount, remounted read-only with `ro_flags` when given; the failing call's
+/// result (< 0) or 0.
+fn bind(src: &CStr, dst: &CStr, ro_flags: Option<u64>) -> libc::c_int {
+    // SAFETY: both paths are NUL-terminated strings alive for the calls.
+    unsafe {
+        let r = libc::mount(p(src), p(dst), null(), libc::MS_BIND, null());
+        match (r, ro_flags) {
+            (0, Some(f)) => libc::mount(
+                null(),
+                p(dst),
+                null(),
+                libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | f,
+                null(),
+            ),
+            _ => r,
+        }
+    }
+}
+
+/// Makes a full proc's `/proc/sys` read-only: -1 on failure, else `c_int::MAX` (so the
+/// caller's `min` keeps its view).
+fn read_only_sys(sys: &CStr, ro_flags: u64) -> libc::c_int {
+    if bind(sys, sys, Some(ro_flags)) < 0 {
+        -1
+    } else {
+        libc::c_int::MAX
     }
 }
 
@@ -522,9 +771,13 @@ fn loopback_up(plan: &Plan) {
     }
 }
 
+/// `struct landlock_ruleset_attr` up to ABI 6's `scoped` (a shorter size is passed to
+/// kernels without scopes).
 #[repr(C)]
 struct RulesetAttr {
     handled_access_fs: u64,
+    handled_access_net: u64,
+    scoped: u64,
 }
 
 #[repr(C, packed)]
@@ -568,6 +821,11 @@ fn exec_skill(plan: &Plan) -> ! {
     // SAFETY: for the whole block, raw system calls on values owned by `plan` or this
     // stack frame, alive for each call; nothing allocates.
     unsafe {
+        if let Some(fd) = plan.skill_cgroup_join
+            && libc::write(fd, c"0".as_ptr().cast(), 1) != 1
+        {
+            ex(Stage::JoinCgroup);
+        }
         if libc::dup2(fds.stdin, 0) < 0
             || libc::dup2(fds.stdout, 1) < 0
             || libc::dup2(fds.stderr, 2) < 0
@@ -641,13 +899,15 @@ fn exec_skill(plan: &Plan) -> ! {
         if let Some(ll) = &plan.landlock {
             let attr = RulesetAttr {
                 handled_access_fs: ll.handled,
+                handled_access_net: 0,
+                scoped: ll.scoped,
             };
-            let rs = libc::syscall(
-                libc::SYS_landlock_create_ruleset,
-                &attr,
-                std::mem::size_of::<RulesetAttr>(),
-                0u32,
-            );
+            let size = if ll.scoped == 0 {
+                std::mem::size_of::<u64>()
+            } else {
+                std::mem::size_of::<RulesetAttr>()
+            };
+            let rs = libc::syscall(libc::SYS_landlock_create_ruleset, &attr, size, 0u32);
             if rs < 0 {
                 ex(Stage::Landlock);
             }

@@ -42,6 +42,8 @@ const LL_WRITE_FILE: u64 = 1 << 1;
 const LL_READ_FILE: u64 = 1 << 2;
 const LL_READ_DIR: u64 = 1 << 3;
 const LL_TRUNCATE: u64 = 1 << 14;
+/// The landlock scope (ABI 6) that keeps signals inside the skill's domain.
+const LANDLOCK_SCOPE_SIGNAL: u64 = 1 << 1;
 
 /// The landlock ABI version of this kernel, if it has landlock enabled.
 pub(crate) fn landlock_abi() -> Option<u32> {
@@ -387,11 +389,8 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
     let proc_host = b.host(Path::new("/proc"));
     b.ops.push(Op::Proc {
         dst: cstr(&proc_host)?,
-    });
-    b.ops.push(Op::Bind {
-        src: cstr(proc_host.join("sys"))?,
-        dst: cstr(proc_host.join("sys"))?,
-        ro_flags: Some(nosuid_nodev | libc::MS_NOEXEC),
+        sys: cstr(proc_host.join("sys"))?,
+        ro_flags: nosuid_nodev | libc::MS_NOEXEC,
     });
 
     let cap = i.spec.limits.workdir_bytes.max(4096);
@@ -452,6 +451,11 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
     let landlock = match landlock {
         Some((handled, rules)) => Some(LandlockPlan {
             handled,
+            scoped: if i.landlock_abi >= Some(6) {
+                LANDLOCK_SCOPE_SIGNAL
+            } else {
+                0
+            },
             rules: rules
                 .into_iter()
                 .map(|(p, access)| {
@@ -493,6 +497,12 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
         seccomp: i.seccomp.clone().map(|filters| SeccompPlan { filters }),
         fds: i.fds,
         cgroup_join: Vec::new(),
+        skill_cgroup_join: None,
+        deadline: libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        },
+        host_args: None,
     })
 }
 

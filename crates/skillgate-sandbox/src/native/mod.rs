@@ -11,17 +11,25 @@
 //!    ([`child`]); the host moves it into the cgroup, writes its uid/gid maps when it has
 //!    entered its user namespace, and feeds stdin;
 //! 5. stdout and stderr are captured under caps while the wall clock runs; at the deadline
-//!    the init is killed, which kills every process of its pid namespace;
+//!    (or on [`cancel_runs`]) the init is killed, which kills every process of its pid
+//!    namespace. The init keeps the deadline too, and ends the sandbox as soon as the
+//!    host's end of its sync pipe closes: a sandbox never outlives its host;
 //! 6. when the skill ends, the init kills whatever it left behind and reports how it ended
 //!    and what it used; the host collects the artifacts from the sandbox's `/out` (through
 //!    `/proc/<init>/root`, never following links) and returns the outcome;
 //! 7. then, on a thread of its own, the host kills and reaps the init (the kernel tears the
 //!    namespaces down) and removes the cgroup; dropping the sandbox waits for that.
+//!
+//! A sandbox that ends without the init's report (the init killed, a limit that ran out
+//! during setup, a cancelled run) is still an outcome, naming why, so the layers above
+//! report and audit it; only the host's own failures are errors.
+mod cancel;
 mod cgroup;
 mod child;
 mod layout;
 mod plan;
 
+pub use cancel::cancel_runs;
 pub use cgroup::CgroupMode;
 
 use crate::reap::Waited;
@@ -29,7 +37,9 @@ use crate::supervisor::{Captures, ProcessResult};
 use crate::workdir::OUTPUT_DIR_ENV;
 use crate::{Interpreter, artifacts, outcome_from};
 use cgroup::{LimitEvents, RunCgroup};
-use child::{MSG_DONE, MSG_EXEC_FAILED, MSG_LEN, MSG_READY, MSG_SETUP_FAILED, Msg, Stage};
+use child::{
+    MSG_DONE, MSG_EXEC_FAILED, MSG_LEN, MSG_READY, MSG_SETUP_FAILED, Msg, ProcView, Stage,
+};
 use skillgate_core::{
     BoxError, Capabilities, ExecError, ExecOutcome, ExecRequest, Finding, Language, LayerName,
     ResourceUsage, RuntimeTier, SeccompProfile, Severity, Status, units,
@@ -308,6 +318,11 @@ impl NativeSandbox {
         if let Some(refused) = self.refuse_unenforceable(req) {
             return Ok(refused);
         }
+        if cancel::cancelled() {
+            let mut outcome = ExecOutcome::default();
+            cancel::mark(&mut outcome);
+            return Ok(outcome);
+        }
         let skill = &req.skill;
         let limits = req.spec.limits;
         let interp = Interpreter::resolve(
@@ -315,7 +330,7 @@ impl NativeSandbox {
             self.interpreters.get(&skill.language).map(PathBuf::as_path),
         )?;
         let begun = Instant::now();
-        let seccomp = self.seccomp_filter(req)?;
+        let seccomp = with_file_size_filter(self.seccomp_filter(req)?);
         let stdin_bytes = serde_json::to_vec(&req.input)
             .map_err(|e| ExecError::Other(format!("serializing the input: {e}")))?;
 
@@ -362,9 +377,12 @@ impl NativeSandbox {
             seccomp,
             fds,
         })?;
-        plan.cgroup_join = cgroup.join_fds();
+        plan.cgroup_join = cgroup.init_join_fds();
+        plan.skill_cgroup_join = cgroup.skill_join_fd();
 
         let started = Instant::now();
+        plan.deadline = child::monotonic_after(limits.wall_timeout);
+        plan.host_args = host_args();
         let pid = child::spawn(&plan).map_err(|e| {
             if e.raw_os_error() == Some(libc::EPERM) {
                 ExecError::HostUnsupported(format!(
@@ -381,33 +399,36 @@ impl NativeSandbox {
 
         cgroup.place(pid)?;
         let (msg_tx, msg_rx) = mpsc::channel();
+        let registered = cancel::Registered::new(msg_tx.clone());
         let mut status_file = File::from(status_r);
         std::thread::spawn(move || {
             let mut buf = [0u8; MSG_LEN];
             while status_file.read_exact(&mut buf).is_ok() {
                 if msg_tx.send(Msg::from_bytes(&buf)).is_err() {
-                    break;
+                    return;
                 }
             }
+            let _ = msg_tx.send(Msg {
+                kind: cancel::MSG_GONE,
+                ..Msg::default()
+            });
         });
         let deadline = started + limits.wall_timeout;
         let recv = |rx: &mpsc::Receiver<Msg>| {
             rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
         };
-        match recv(&msg_rx) {
-            Ok(m) if m.kind == MSG_READY => {}
-            Ok(m) => return Err(setup_error(m)),
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                return Err(ExecError::Other(
-                    "the sandbox did not become ready before the wall-clock limit".into(),
-                ));
+        let ready_msg = recv(&msg_rx);
+        let proc_view = match ready_msg {
+            Ok(m) if m.kind == MSG_READY => ProcView::from_code(m.a),
+            Ok(m) if m.kind == MSG_EXEC_FAILED || m.kind == MSG_SETUP_FAILED => {
+                return ended_in_setup(init, &cgroup, &limits, SetupEnd::Failed(m));
             }
-            Err(_) => {
-                return Err(ExecError::Other(
-                    "the sandbox's init ended during setup".into(),
-                ));
+            Ok(m) if m.kind == cancel::MSG_CANCEL => {
+                return ended_in_setup(init, &cgroup, &limits, SetupEnd::Cancelled);
             }
-        }
+            Ok(_) => return ended_in_setup(init, &cgroup, &limits, SetupEnd::Died),
+            Err(_) => return ended_in_setup(init, &cgroup, &limits, SetupEnd::TimedOut),
+        };
         let ready = Instant::now();
         // On v1 the init joined its cgroups before reporting ready: make sure it did.
         cgroup.confirm(pid)?;
@@ -420,26 +441,38 @@ impl NativeSandbox {
         let writer = feed_stdin(File::from(stdin_w), stdin_bytes);
         let captures = Captures::start(File::from(stdout_r), File::from(stderr_r), &limits);
 
-        let mut timed_out = false;
-        let mut exec_failure = None;
+        let mut stopped = None;
+        let mut exec_failure: Option<Msg> = None;
         let mut ended: Option<Waited> = None;
         loop {
             match recv(&msg_rx) {
                 Ok(m) if m.kind == MSG_DONE => {
                     ended = Some(reported_end(&m));
+                    if m.c == 1 {
+                        // The init's own wall clock fired before the host's.
+                        stopped = Some(Stop::TimedOut);
+                    }
                     break;
                 }
                 Ok(m) if m.kind == MSG_EXEC_FAILED || m.kind == MSG_SETUP_FAILED => {
-                    exec_failure = Some(setup_error(m));
+                    exec_failure = Some(m);
                 }
-                Ok(_) => {}
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    timed_out = true;
+                Ok(m) if m.kind == cancel::MSG_CANCEL => {
+                    stopped = Some(Stop::Cancelled);
                     break;
                 }
-                Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                Ok(m) if m.kind == cancel::MSG_GONE => {
+                    stopped = Some(Stop::InitDied);
+                    break;
+                }
+                Ok(_) => {}
+                Err(_) => {
+                    stopped = Some(Stop::TimedOut);
+                    break;
+                }
             }
         }
+        drop(registered);
         let ended_at = Instant::now();
         let remains = Remains { init, sync, cgroup };
         let (artifacts, mut artifact_findings, end, events) = match ended {
@@ -459,15 +492,20 @@ impl NativeSandbox {
                 (artifacts, findings, end, events)
             }
             None => {
-                // Timed out (or the init died): the skill was killed with the init, and
-                // the init's own usage includes the skill's.
+                // Timed out, cancelled, or the init died: the skill was killed with the
+                // init, and the init's own usage includes the skill's.
                 let (waited, events) = remains.end();
                 let w = waited.map_err(|e| ExecError::io("waiting for the sandbox", e))?;
+                let init_signal = w.signal;
                 let killed = Waited {
                     exit_code: None,
                     signal: Some(libc::SIGKILL),
                     ..w
                 };
+                if stopped == Some(Stop::InitDied) {
+                    // Report how the init itself ended, in the finding below.
+                    stopped = Some(Stop::InitEnded(init_signal.unwrap_or(0)));
+                }
                 (Vec::new(), Vec::new(), killed, events)
             }
         };
@@ -477,12 +515,7 @@ impl NativeSandbox {
             let _ = writer.join();
         }
         if let Some(e) = exec_failure {
-            return Err(e);
-        }
-        if ended.is_none() && !timed_out {
-            return Err(ExecError::Other(
-                "the sandbox's init ended without reporting how the skill ended".into(),
-            ));
+            return too_little_memory(&events, &limits, e.b).ok_or_else(|| setup_error(e));
         }
         let res = ProcessResult {
             exit_code: end.exit_code,
@@ -491,7 +524,7 @@ impl NativeSandbox {
             stderr,
             stdout_truncated,
             stderr_truncated,
-            timed_out,
+            timed_out: stopped == Some(Stop::TimedOut),
             usage: ResourceUsage {
                 wall,
                 user_cpu: end.user_cpu,
@@ -500,6 +533,11 @@ impl NativeSandbox {
             },
         };
         let mut outcome = outcome_from(res, &limits);
+        match stopped {
+            Some(Stop::Cancelled) => cancel::mark(&mut outcome),
+            Some(Stop::InitEnded(signal)) => init_died(&mut outcome, signal, &events),
+            _ => {}
+        }
         apply_limit_events(&mut outcome, &events, &limits);
         outcome.artifacts = artifacts;
         outcome.findings.append(&mut artifact_findings);
@@ -513,15 +551,225 @@ impl NativeSandbox {
             collect_us = us(ended_at, Instant::now()),
             "native sandbox run"
         );
-        // Which enforcement this run actually had (cgroup v1 or v2, landlock ABI).
+        // Which enforcement this run actually had (cgroup v1 or v2, landlock ABI and
+        // scopes, what /proc showed).
         outcome.findings.push(Finding::new(
             LayerName::Executor,
             "sandbox.enforcement",
             Severity::Info,
-            self.host.describe(),
+            format!(
+                "{}; signals: {}; /proc: {}",
+                self.host.describe(),
+                if self.host.landlock_abi >= Some(6) {
+                    "own sandbox only (own session; landlock signal scope)"
+                } else {
+                    "own session (no landlock signal scope on this kernel)"
+                },
+                proc_view.describe()
+            ),
         ));
         Ok(outcome)
     }
+}
+
+/// Why the host stopped waiting for a running skill before the init reported its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// The wall clock ran out (the host's, or the init's own).
+    TimedOut,
+    /// [`cancel_runs`] was called.
+    Cancelled,
+    /// The init's status pipe closed without a report.
+    InitDied,
+    /// ... and the init, reaped, had ended by this signal (0: it exited).
+    InitEnded(i32),
+}
+
+/// How a sandbox ended before it was ready to run the skill.
+enum SetupEnd {
+    /// The init reported a failed step.
+    Failed(Msg),
+    /// The init ended without a word.
+    Died,
+    /// The wall clock ran out first.
+    TimedOut,
+    /// [`cancel_runs`] was called.
+    Cancelled,
+}
+
+/// The outcome (or error) of a run whose sandbox ended during its setup. A limit that ran
+/// out (the wall clock; a memory limit too small for the sandbox itself, seen in the
+/// cgroup's events) is the run's status, naming the limit, as if the skill had hit it;
+/// anything else is an error of the host.
+fn ended_in_setup(
+    init: InitGuard,
+    cgroup: &RunCgroup,
+    limits: &skillgate_core::Limits,
+    how: SetupEnd,
+) -> Result<ExecOutcome, ExecError> {
+    cgroup.kill_all();
+    let waited = init.reap();
+    let events = cgroup.events();
+    let finding =
+        |rule: &str, msg: String| Finding::new(LayerName::Executor, rule, Severity::High, msg);
+    if let SetupEnd::Cancelled = how {
+        let mut outcome = ExecOutcome::default();
+        cancel::mark(&mut outcome);
+        return Ok(outcome);
+    }
+    if let SetupEnd::TimedOut = how {
+        return Ok(ExecOutcome::rejected(
+            Status::Timeout,
+            vec![finding(
+                "limit.wall_timeout",
+                format!(
+                    "the {} wall-clock limit ran out while the sandbox was being set up, \
+                     before the skill started",
+                    units::format_duration(limits.wall_timeout)
+                ),
+            )],
+        ));
+    }
+    let errno = match &how {
+        SetupEnd::Failed(m) => m.b,
+        _ => 0,
+    };
+    if let Some(outcome) = too_little_memory(&events, limits, errno) {
+        return Ok(outcome);
+    }
+    Err(match how {
+        SetupEnd::Failed(m) => setup_error(m),
+        _ => ExecError::Other(format!(
+            "the sandbox's init ended during setup ({})",
+            match waited {
+                Ok(Waited {
+                    signal: Some(s), ..
+                }) => format!("killed by signal {s}"),
+                Ok(Waited {
+                    exit_code: Some(c), ..
+                }) => format!("exit code {c}"),
+                Ok(_) => "no status".into(),
+                Err(e) => format!("not reaped: {e}"),
+            }
+        )),
+    })
+}
+
+/// When the sandbox failed before the skill started and the run's cgroup saw its memory
+/// limit hit, or the failed step (`errno`, 0 if none) could not allocate: the outcome
+/// saying the limit is too small. (A kernel allocation refused under the cgroup's limit
+/// is not always counted in its events.)
+fn too_little_memory(
+    ev: &LimitEvents,
+    limits: &skillgate_core::Limits,
+    errno: i32,
+) -> Option<ExecOutcome> {
+    (ev.oom_kills > 0 || ev.memory_max_hits > 0 || errno == libc::ENOMEM).then(|| {
+        ExecOutcome::rejected(
+            Status::ResourceExhausted,
+            vec![Finding::new(
+                LayerName::Executor,
+                "limit.memory",
+                Severity::High,
+                format!(
+                    "the {} memory limit is too small to start the sandbox and its \
+                     interpreter; the skill never started",
+                    units::format_size(limits.memory_bytes)
+                ),
+            )],
+        )
+    })
+}
+
+/// Makes `outcome` say the sandbox's init died before reporting how the skill ended,
+/// with what the run's cgroup saw ([`apply_limit_events`] then names a limit it hit).
+fn init_died(outcome: &mut ExecOutcome, signal: i32, ev: &LimitEvents) {
+    outcome.status = Status::Error;
+    let how = if signal > 0 {
+        format!("was killed by signal {signal}")
+    } else {
+        "exited".into()
+    };
+    outcome.findings.push(Finding::new(
+        LayerName::Executor,
+        "sandbox.init_died",
+        Severity::High,
+        format!(
+            "the sandbox's init {how} before reporting how the skill ended; the run's cgroup \
+             recorded {} out-of-memory kill(s), {} hit(s) of the memory limit and {} refused \
+             fork(s)",
+            ev.oom_kills, ev.memory_max_hits, ev.pids_max_hits
+        ),
+    ));
+}
+
+/// The host's command-line area (start, length), read once from `/proc/self/stat`
+/// (fields 48 and 49), for the init to blank.
+fn host_args() -> Option<(usize, usize)> {
+    static AREA: std::sync::OnceLock<Option<(usize, usize)>> = std::sync::OnceLock::new();
+    *AREA.get_or_init(|| {
+        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+        let after_comm = &stat[stat.rfind(')')? + 1..];
+        // Field 3 is the first after the command name.
+        let mut fields = after_comm.split_whitespace().skip(48 - 3);
+        let start: usize = fields.next()?.parse().ok()?;
+        let end: usize = fields.next()?.parse().ok()?;
+        (end > start).then(|| (start, end - start))
+    })
+}
+
+/// Puts the sandbox's own filter first in the seccomp stack: `rt_sigaction` on SIGXFSZ
+/// succeeds without effect, so the signal keeps its default action and a process writing
+/// past the file-size limit dies by it (mapped to `resource_exhausted`), even under an
+/// interpreter that ignores it (CPython does) or a skill that catches it. Without a
+/// filter for this architecture, the stack is left as it is.
+fn with_file_size_filter(
+    stack: Option<Vec<Vec<libc::sock_filter>>>,
+) -> Option<Vec<Vec<libc::sock_filter>>> {
+    static FILTER: std::sync::OnceLock<Option<Vec<libc::sock_filter>>> = std::sync::OnceLock::new();
+    let Some(own) = FILTER.get_or_init(file_size_filter) else {
+        return stack;
+    };
+    let mut all = vec![own.clone()];
+    all.extend(stack.unwrap_or_default());
+    Some(all)
+}
+
+/// Compiles the filter of [`with_file_size_filter`].
+fn file_size_filter() -> Option<Vec<libc::sock_filter>> {
+    use seccompiler::{SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition};
+    let arch = std::env::consts::ARCH.try_into().ok()?;
+    let rule = seccompiler::SeccompRule::new(vec![
+        SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Eq,
+            libc::SIGXFSZ as u64,
+        )
+        .ok()?,
+        // A new action (not a query of the current one, which passes).
+        SeccompCondition::new(1, SeccompCmpArgLen::Qword, SeccompCmpOp::Ne, 0).ok()?,
+    ])
+    .ok()?;
+    let filter = seccompiler::SeccompFilter::new(
+        [(libc::SYS_rt_sigaction, vec![rule])].into_iter().collect(),
+        SeccompAction::Allow,
+        SeccompAction::Errno(0),
+        arch,
+    )
+    .ok()?;
+    let program: seccompiler::BpfProgram = filter.try_into().ok()?;
+    Some(
+        program
+            .iter()
+            .map(|i| libc::sock_filter {
+                code: i.code,
+                jt: i.jt,
+                jf: i.jf,
+                k: i.k,
+            })
+            .collect(),
+    )
 }
 
 /// What is left of a run once the skill has ended or timed out: its init (alive until the

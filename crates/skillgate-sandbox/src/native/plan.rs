@@ -41,8 +41,14 @@ pub(crate) enum Op {
         bytes: std::sync::Arc<[u8]>,
         mode: u32,
     },
-    /// A fresh proc for the sandbox's pid namespace.
-    Proc { dst: CString },
+    /// A fresh proc for the sandbox's pid namespace, showing as little as the kernel
+    /// allows (see [`super::child::ProcView`]); when it shows `sys` (a full proc), that is
+    /// made read-only with `ro_flags`.
+    Proc {
+        dst: CString,
+        sys: CString,
+        ro_flags: u64,
+    },
     /// Remounts an existing mount point with these flags.
     Remount { dst: CString, flags: u64 },
 }
@@ -58,6 +64,9 @@ pub(crate) struct LandlockRule {
 #[derive(Debug)]
 pub(crate) struct LandlockPlan {
     pub(crate) handled: u64,
+    /// Landlock scopes (ABI 6): with `LANDLOCK_SCOPE_SIGNAL` the skill can signal no
+    /// process outside its own domain; 0 on older kernels.
+    pub(crate) scoped: u64,
     pub(crate) rules: Vec<LandlockRule>,
 }
 
@@ -104,6 +113,15 @@ pub(crate) struct Plan {
     /// else, so it joins the run's cgroups itself: a thread moving itself skips the
     /// global lock a move by pid takes (milliseconds per run on cgroup v1).
     pub(crate) cgroup_join: Vec<RawFd>,
+    /// A cgroup `tasks` file (v1 memory) the interpreter process writes `0` to before it
+    /// execs; the init keeps it open until then.
+    pub(crate) skill_cgroup_join: Option<RawFd>,
+    /// The wall-clock deadline on the monotonic clock: the init kills the skill then, even
+    /// if the host does not (set by the host when it starts the run).
+    pub(crate) deadline: libc::timespec,
+    /// The host's command-line area (start address, length), blanked in the init: its
+    /// `/proc/<pid>/cmdline` is readable whatever its dumpable flag says.
+    pub(crate) host_args: Option<(usize, usize)>,
 }
 
 /// Builds a NUL-terminated pointer array over `strings`.

@@ -1,5 +1,6 @@
 //! Printing reports: JSON for machines, text (coloured on a terminal) for people.
 use anstyle::{AnsiColor, Style};
+use skillgate::report::escape_for_terminal;
 use skillgate::{Report, Status};
 use std::io::Write;
 
@@ -53,7 +54,7 @@ fn write_text(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
         let note = if cut { " (truncated)" } else { "" };
         writeln!(out, "{bold}{name}{bold:#}{note}")?;
         for line in text.lines() {
-            writeln!(out, "  {line}")?;
+            writeln!(out, "  {}", keep_tabs_escape(line))?;
         }
     }
     if !r.findings.is_empty() {
@@ -63,10 +64,14 @@ fn write_text(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
                 (Some(l), Some(c)) => format!(" at {l}:{c}"),
                 _ => String::new(),
             };
+            // Messages quote what a skill chose (file names, code): one line each.
             writeln!(
                 out,
                 "  [{}] {} {}{at}: {}",
-                f.severity, f.layer, f.rule_id, f.message
+                f.severity,
+                f.layer,
+                escape_for_terminal(f.rule_id.as_bytes()),
+                escape_for_terminal(f.message.as_bytes())
             )?;
         }
     }
@@ -74,7 +79,9 @@ fn write_text(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
         writeln!(
             out,
             "{bold}artifact{bold:#} {} ({} bytes, sha256 {})",
-            a.name, a.size, a.sha256
+            escape_for_terminal(&a.name_bytes),
+            a.size,
+            a.sha256
         )?;
     }
     if !r.layers.is_empty() {
@@ -86,4 +93,13 @@ fn write_text(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
         writeln!(out, "{dim}layers: {}{dim:#}", timings.join(", "))?;
     }
     Ok(())
+}
+
+/// A line of the skill's output, printable: escape sequences and carriage returns are
+/// shown escaped (they could colour the terminal or overwrite report lines); tabs stay.
+fn keep_tabs_escape(line: &str) -> String {
+    line.split('\t')
+        .map(|part| escape_for_terminal(part.as_bytes()))
+        .collect::<Vec<_>>()
+        .join("\t")
 }

@@ -20,9 +20,11 @@ pub fn collect(dir: &Path, file_cap: u64, total_cap: u64) -> (Vec<Artifact>, Vec
         file_cap,
         total_left: total_cap,
         seen: 0,
+        root: dir.to_path_buf(),
     };
     c.walk(dir, "");
-    c.artifacts.sort_by(|a, b| a.name.cmp(&b.name));
+    c.artifacts
+        .sort_by(|a, b| a.name_bytes().cmp(b.name_bytes()));
     (c.artifacts, c.findings)
 }
 
@@ -32,6 +34,8 @@ struct Collector {
     file_cap: u64,
     total_left: u64,
     seen: usize,
+    /// The output directory: names are paths relative to it.
+    root: std::path::PathBuf,
 }
 
 impl Collector {
@@ -105,10 +109,15 @@ impl Collector {
                 );
             } else if let Some(content) = read_no_follow(&path, meta.len()) {
                 self.total_left -= content.len() as u64;
+                // The exact bytes of the relative path: two non-UTF-8 names stay apart.
+                let rel = path.strip_prefix(&self.root).unwrap_or(&path);
+                let (name, raw_name) =
+                    Artifact::name_fields(std::os::unix::ffi::OsStrExt::as_bytes(rel.as_os_str()));
                 self.artifacts.push(Artifact {
                     sha256: hex::encode(Sha256::digest(&content)),
                     size: content.len() as u64,
                     name,
+                    raw_name,
                     content,
                 });
             }
@@ -160,6 +169,19 @@ mod tests {
         assert!(rules.contains(&"artifact.symlink"), "{rules:?}");
         assert!(rules.contains(&"artifact.hardlink"), "{rules:?}");
         assert!(rules.contains(&"artifact.too_large"), "{rules:?}");
+    }
+
+    #[test]
+    fn non_utf8_names_stay_apart() {
+        use std::os::unix::ffi::OsStrExt;
+        let d = tempfile::tempdir().unwrap();
+        for raw in [&b"n\xff"[..], b"n\xfe"] {
+            std::fs::write(d.path().join(std::ffi::OsStr::from_bytes(raw)), b"x").unwrap();
+        }
+        let (arts, _) = collect(d.path(), 50, 1000);
+        let raw: Vec<_> = arts.iter().map(|a| a.name_bytes()).collect();
+        assert_eq!(raw, [&b"n\xfe"[..], b"n\xff"]);
+        assert!(arts.iter().all(|a| a.raw_name.is_some()));
     }
 
     #[test]

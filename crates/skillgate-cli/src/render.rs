@@ -7,9 +7,9 @@ use std::io::Write;
 /// Output format of a report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Format {
-    /// For people: status, exit code, time, output, findings.
+    /// For people (coloured on a terminal).
     Text,
-    /// One JSON object on stdout.
+    /// JSON on stdout, for programs.
     Json,
 }
 

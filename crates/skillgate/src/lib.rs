@@ -27,7 +27,7 @@
 
 pub mod assemble;
 pub mod config;
-mod input;
+pub mod input;
 pub mod isolation;
 mod pipeline;
 pub mod report;

@@ -54,7 +54,7 @@ pub(crate) struct RunArgs {
     /// Memory limit, e.g. `256MiB`.
     #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
     memory: Option<u64>,
-    /// Report format.
+    /// Report format: text (status, exit code, time, output, findings) or json (one report object).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// The monitor's state directory (baselines, quarantines, audit.jsonl); default

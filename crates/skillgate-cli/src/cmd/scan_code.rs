@@ -85,6 +85,12 @@ fn collect(args: &ScanCodeArgs) -> Result<Vec<Input>, UsageError> {
                 code,
                 lang,
             });
+        } else if let Err(e) = std::fs::metadata(p) {
+            return Err(UsageError(if e.kind() == std::io::ErrorKind::NotFound {
+                format!("{} does not exist", p.display())
+            } else {
+                format!("cannot read {}: {e}", p.display())
+            }));
         } else if p.is_dir() {
             let mut files = Vec::new();
             walk_dir(p, &mut files)?;

@@ -1,7 +1,8 @@
 //! The `skillgate` command.
 //!
 //! Exit codes: 0 when the status is `ok` (or the check passed), 1 for any other status,
-//! 2 for a usage, config or input error (a message on stderr, no report).
+//! 2 for a usage, config or input error (a message on stderr, no report). A skill folder
+//! whose SKILL.md, entry or schema does not load is an `error` report (exit 1).
 
 mod cmd;
 mod render;

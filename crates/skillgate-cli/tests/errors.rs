@@ -43,17 +43,20 @@ fn an_external_ref_in_a_schema_is_said_to_be_unsupported() {
         &skill,
         r#"{"type": "object", "properties": {"a": {"$ref": "common.json#/a"}}}"#,
     );
-    let (code, err) = fails(
-        skillgate()
-            .arg("run")
-            .arg(&skill)
-            .args(["--disable", "policy", "--state-dir"])
-            .arg(common::state_dir()),
-    );
-    assert_ne!(code, 0);
+    let out = skillgate()
+        .arg("run")
+        .arg(&skill)
+        .args(["--disable", "policy", "--format", "json", "--state-dir"])
+        .arg(common::state_dir())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["status"], "error");
+    let msg = r["findings"][0]["message"].as_str().unwrap();
     assert!(
-        err.contains("common.json#/a") && err.contains("external references are not supported"),
-        "{err}"
+        msg.contains("common.json#/a") && msg.contains("external references are not supported"),
+        "{msg}"
     );
 }
 
@@ -159,4 +162,43 @@ fn the_format_help_of_policy_and_monitor_does_not_describe_a_run_report() {
             "{args:?}: {help}"
         );
     }
+}
+
+#[test]
+fn a_bad_skill_md_is_an_error_report_with_exit_1_as_the_readme_says() {
+    let d = tempfile::tempdir().unwrap();
+    let skill = d.path().join("broken");
+    skill_with_schema(&skill, "{}");
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: other-name\ndescription: x\n---\n",
+    )
+    .unwrap();
+    for format in ["json", "text"] {
+        let out = skillgate()
+            .arg("run")
+            .arg(&skill)
+            .args(["--format", format, "--state-dir"])
+            .arg(common::state_dir())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if format == "json" {
+            let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(r["status"], "error");
+            assert_eq!(r["findings"][0]["rule_id"], "skill.invalid");
+            let msg = r["findings"][0]["message"].as_str().unwrap();
+            assert!(
+                msg.contains("SKILL.md") && msg.contains("other-name"),
+                "{msg}"
+            );
+        } else {
+            assert!(stdout.starts_with("error "), "{stdout}");
+        }
+    }
+    // A folder that is not there is a usage error: exit 2, no report.
+    let (code, err) = fails(skillgate().arg("run").arg(d.path().join("missing")));
+    assert_eq!(code, 2);
+    assert!(err.contains("no skill folder at"), "{err}");
 }

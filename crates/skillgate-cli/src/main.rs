@@ -34,6 +34,9 @@ enum Command {
     /// Test, list and explain the pre-scan rules.
     #[command(subcommand)]
     Rules(cmd::rules::RulesCommand),
+    /// Create a skill folder, or check one without running it.
+    #[command(subcommand)]
+    Skill(cmd::skill::SkillCommand),
 }
 
 /// `skillgate scan ...`.
@@ -65,6 +68,7 @@ fn main() -> ExitCode {
         Command::Scan(ScanCommand::Output(args)) => cmd::scan_output::run(args),
         Command::Scan(ScanCommand::Code(args)) => cmd::scan_code::run(args),
         Command::Rules(c) => cmd::rules::run(c),
+        Command::Skill(c) => cmd::skill::run(c),
     };
     match result {
         Ok(code) => code,

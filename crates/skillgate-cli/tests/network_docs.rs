@@ -64,14 +64,10 @@ fn example_with_tenant_allow_list(dir: &Path) -> PathBuf {
         "{joined}"
     );
     let cfg = dir.join("skillgate.toml");
-    // Keep the example's relative paths working from the copy.
-    let joined = joined.replace(
-        "entities = \"entities.json\"",
-        &format!(
-            "entities = \"{}\"",
-            repo().join("examples/entities.json").display()
-        ),
-    );
+    // The example's files beside the copy, so its relative paths keep working.
+    for file in ["entities.json", "grants.json"] {
+        std::fs::copy(repo().join("examples").join(file), dir.join(file)).unwrap();
+    }
     std::fs::write(&cfg, joined).unwrap();
     cfg
 }

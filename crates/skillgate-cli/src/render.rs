@@ -1,6 +1,6 @@
 //! Printing reports: JSON for machines, text (coloured on a terminal) for people.
 use anstyle::{AnsiColor, Style};
-use skillgate::report::escape_for_terminal;
+use skillgate::report::{escape_for_terminal, escape_line};
 use skillgate::{Report, Status};
 use std::io::Write;
 
@@ -54,7 +54,7 @@ fn write_text(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
         let note = if cut { " (truncated)" } else { "" };
         writeln!(out, "{bold}{name}{bold:#}{note}")?;
         for line in text.lines() {
-            writeln!(out, "  {}", keep_tabs_escape(line))?;
+            writeln!(out, "  {}", escape_line(line))?;
         }
     }
     if !r.findings.is_empty() {
@@ -93,13 +93,4 @@ fn write_text(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
         writeln!(out, "{dim}layers: {}{dim:#}", timings.join(", "))?;
     }
     Ok(())
-}
-
-/// A line of the skill's output, printable: escape sequences and carriage returns are
-/// shown escaped (they could colour the terminal or overwrite report lines); tabs stay.
-fn keep_tabs_escape(line: &str) -> String {
-    line.split('\t')
-        .map(|part| escape_for_terminal(part.as_bytes()))
-        .collect::<Vec<_>>()
-        .join("\t")
 }

@@ -14,6 +14,7 @@ for name in [b"a\n  [critical] policy forged: all clear", b"\x1b[31mred", b"n\xf
     with open(os.path.join(d, name), "w") as f:
         f.write("x")
 print("line\x1b[2Jcleared\rover")
+print('{"path": "C:\\\\dir"}')
 "#;
 
 fn run(format: &str) -> (i32, Vec<u8>) {
@@ -58,6 +59,8 @@ fn text_reports_escape_control_characters_in_names_and_output() {
     );
     assert!(text.contains(r"artifact \u{1b}[31mred"), "{text}");
     assert!(text.contains(r"line\u{1b}[2Jcleared\rover"), "{text}");
+    // Output that is not control characters is shown as the skill wrote it.
+    assert!(text.contains(r#"  {"path": "C:\\dir"}"#), "{text}");
     // Two non-UTF-8 names print apart.
     assert!(
         text.contains(r"artifact n\xfe ") && text.contains(r"artifact n\xff "),

@@ -143,7 +143,7 @@ pub fn escape_for_terminal(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len());
     for chunk in bytes.utf8_chunks() {
         for c in chunk.valid().chars() {
-            if needs_escape(c) {
+            if c == '\\' || needs_escape(c) {
                 out.extend(c.escape_default());
             } else {
                 out.push(c);
@@ -156,11 +156,31 @@ pub fn escape_for_terminal(bytes: &[u8]) -> String {
     out
 }
 
+/// A line of text (a skill's output) made safe to print on a terminal: as
+/// [`escape_for_terminal`], except that tabs and backslashes stay as they are (the text
+/// is shown, not identified, so it need not be reversible; JSON output keeps its `\"`).
+///
+/// ```
+/// use skillgate::report::escape_line;
+/// assert_eq!(escape_line("{\"a\": \"x\\ny\"}\tz"), "{\"a\": \"x\\ny\"}\tz");
+/// assert_eq!(escape_line("ok\x1b[2J\rforged"), "ok\\u{1b}[2J\\rforged");
+/// ```
+pub fn escape_line(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    for c in line.chars() {
+        if c != '\t' && needs_escape(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Characters that could move the cursor, colour the terminal, break the line or reorder
 /// what is shown.
 fn needs_escape(c: char) -> bool {
     c.is_control()
-        || c == '\\'
         || matches!(c, '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}')
         || ('\u{202a}'..='\u{202e}').contains(&c)
         || ('\u{2066}'..='\u{2069}').contains(&c)

@@ -1,7 +1,8 @@
 //! The `skillgate` command.
 //!
 //! Exit codes: 0 when the status is `ok` (or the check passed), 1 for any other status,
-//! 2 for a usage, config or input error (a message on stderr, no report).
+//! 2 for a usage, config or input error (a message on stderr, no report). A skill folder
+//! whose SKILL.md, entry or schema does not load is an `error` report (exit 1).
 
 mod cmd;
 mod render;
@@ -33,6 +34,9 @@ enum Command {
     /// Test, list and explain the pre-scan rules.
     #[command(subcommand)]
     Rules(cmd::rules::RulesCommand),
+    /// Create a skill folder, or check one without running it.
+    #[command(subcommand)]
+    Skill(cmd::skill::SkillCommand),
 }
 
 /// `skillgate scan ...`.
@@ -64,6 +68,7 @@ fn main() -> ExitCode {
         Command::Scan(ScanCommand::Output(args)) => cmd::scan_output::run(args),
         Command::Scan(ScanCommand::Code(args)) => cmd::scan_code::run(args),
         Command::Rules(c) => cmd::rules::run(c),
+        Command::Skill(c) => cmd::skill::run(c),
     };
     match result {
         Ok(code) => code,

@@ -1,14 +1,15 @@
 //! Printing reports: JSON for machines, text (coloured on a terminal) for people.
 use anstyle::{AnsiColor, Style};
+use skillgate::report::{escape_for_terminal, escape_line};
 use skillgate::{Report, Status};
 use std::io::Write;
 
 /// Output format of a report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Format {
-    /// For people: status, exit code, time, output, findings.
+    /// For people (coloured on a terminal).
     Text,
-    /// One JSON object on stdout.
+    /// JSON on stdout, for programs.
     Json,
 }
 
@@ -53,7 +54,7 @@ fn write_text(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
         let note = if cut { " (truncated)" } else { "" };
         writeln!(out, "{bold}{name}{bold:#}{note}")?;
         for line in text.lines() {
-            writeln!(out, "  {line}")?;
+            writeln!(out, "  {}", escape_line(line))?;
         }
     }
     if !r.findings.is_empty() {
@@ -63,10 +64,14 @@ fn write_text(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
                 (Some(l), Some(c)) => format!(" at {l}:{c}"),
                 _ => String::new(),
             };
+            // Messages quote what a skill chose (file names, code): one line each.
             writeln!(
                 out,
                 "  [{}] {} {}{at}: {}",
-                f.severity, f.layer, f.rule_id, f.message
+                f.severity,
+                f.layer,
+                escape_for_terminal(f.rule_id.as_bytes()),
+                escape_for_terminal(f.message.as_bytes())
             )?;
         }
     }
@@ -74,7 +79,9 @@ fn write_text(out: &mut impl Write, r: &Report) -> std::io::Result<()> {
         writeln!(
             out,
             "{bold}artifact{bold:#} {} ({} bytes, sha256 {})",
-            a.name, a.size, a.sha256
+            escape_for_terminal(&a.name_bytes),
+            a.size,
+            a.sha256
         )?;
     }
     if !r.layers.is_empty() {

@@ -5,8 +5,13 @@ use std::time::Duration;
 /// A file the skill wrote to its output directory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Artifact {
-    /// Path relative to the output directory, `/`-separated.
+    /// Path relative to the output directory, `/`-separated. Exact when the file's name is
+    /// UTF-8; otherwise a lossy rendering, and [`Artifact::raw_name`] holds the bytes.
     pub name: String,
+    /// The name's bytes when they are not UTF-8 (two such names may render alike in
+    /// `name`; these bytes tell them apart). `None` when `name` is exact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw_name: Option<Vec<u8>>,
     /// Size in bytes.
     pub size: u64,
     /// Lowercase hex sha256 of the content.
@@ -14,6 +19,33 @@ pub struct Artifact {
     /// The content.
     #[serde(skip)]
     pub content: Vec<u8>,
+}
+
+impl Artifact {
+    /// The `name` and `raw_name` of a file whose relative path is `bytes`: the text when
+    /// it is UTF-8, else a lossy rendering plus the bytes.
+    ///
+    /// ```
+    /// use skillgate_core::Artifact;
+    /// assert_eq!(Artifact::name_fields(b"a/b.txt"), ("a/b.txt".to_string(), None));
+    /// let (name, raw) = Artifact::name_fields(b"x\xff");
+    /// assert_eq!(name, "x\u{fffd}");
+    /// assert_eq!(raw.as_deref(), Some(&b"x\xff"[..]));
+    /// ```
+    pub fn name_fields(bytes: &[u8]) -> (String, Option<Vec<u8>>) {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => (s.to_owned(), None),
+            Err(_) => (
+                String::from_utf8_lossy(bytes).into_owned(),
+                Some(bytes.to_vec()),
+            ),
+        }
+    }
+
+    /// The name's exact bytes.
+    pub fn name_bytes(&self) -> &[u8] {
+        self.raw_name.as_deref().unwrap_or(self.name.as_bytes())
+    }
 }
 
 /// What the run cost, as the kernel accounts it.

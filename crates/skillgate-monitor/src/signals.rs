@@ -213,6 +213,7 @@ mod tests {
         };
         out.artifacts.push(Artifact {
             name: "a".into(),
+            raw_name: None,
             size: 10,
             sha256: String::new(),
             content: vec![],

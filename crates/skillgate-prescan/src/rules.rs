@@ -20,6 +20,17 @@
 //! must_not_match = ["text = 'subprocess'"]
 //! ```
 //!
+//! A rules directory replaces the built-in packs, so it needs both `python/` and
+//! `javascript/`, unless it holds a `pack.toml` saying
+//!
+//! ```toml
+//! extends = "builtin"
+//! ```
+//!
+//! Then its packs are added to the built-in ones: either language folder may be left out,
+//! a rule id already built in is an error (a custom rule never silently replaces one), and
+//! `[modules]` lists add to the built-in allow-lists.
+//!
 //! The facts a matcher can name are listed in [`crate::facts`].
 use crate::decode::glob_match;
 use serde::Deserialize;
@@ -61,6 +72,18 @@ pub enum RuleError {
         rule: String,
         /// What is wrong.
         message: String,
+    },
+    /// A rules directory that replaces the built-in packs lacks a language's folder.
+    #[error(
+        "{} has no {language}/ folder: a rules directory replaces the built-in packs and needs both python/ and javascript/; to add rules to the built-in packs instead, put `extends = \"builtin\"` in {}",
+        dir.display(),
+        dir.join("pack.toml").display()
+    )]
+    Missing {
+        /// The rules directory.
+        dir: PathBuf,
+        /// The language without a folder.
+        language: Language,
     },
     /// A directory holds no rules for a language.
     #[error("no rule packs for {language} in {}", dir.display())]
@@ -216,24 +239,45 @@ fn lang_dir(lang: Language) -> &'static str {
     }
 }
 
+/// The built-in packs as `(language, file name, TOML text)`.
+fn embedded_sources() -> Vec<(Language, String, String)> {
+    EMBEDDED
+        .iter()
+        .map(|(dir, name, text)| {
+            let lang = if *dir == "python" {
+                Language::Python
+            } else {
+                Language::JavaScript
+            };
+            (
+                lang,
+                format!("rules/prescan/{dir}/{name}"),
+                (*text).to_string(),
+            )
+        })
+        .collect()
+}
+
+/// A rules directory's `pack.toml`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PackMeta {
+    /// `"builtin"`: the directory's packs add to the built-in ones.
+    extends: Option<Extends>,
+}
+
+/// What a rules directory can extend.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Extends {
+    /// The packs built into the binary.
+    Builtin,
+}
+
 impl RuleSet {
     /// The default packs built into the crate (from `rules/prescan/`).
     pub fn embedded() -> Result<RuleSet, RuleError> {
-        let files = EMBEDDED
-            .iter()
-            .map(|(dir, name, text)| {
-                let lang = if *dir == "python" {
-                    Language::Python
-                } else {
-                    Language::JavaScript
-                };
-                (
-                    lang,
-                    format!("rules/prescan/{dir}/{name}"),
-                    (*text).to_string(),
-                )
-            })
-            .collect();
+        let files = embedded_sources();
         // The embedded queries are compiled lazily, per language, on first use: the test
         // suite proves they compile, and a process scanning Python never compiles the
         // JavaScript query. Should one ever fail, scans fail closed.
@@ -241,14 +285,51 @@ impl RuleSet {
     }
 
     /// Loads the packs of a directory laid out like `rules/prescan/`: `python/*.toml`
-    /// and `javascript/*.toml`. Both languages must have rules.
+    /// and `javascript/*.toml`. Both languages must have rules, unless the directory's
+    /// `pack.toml` says `extends = "builtin"`: then its packs add to the built-in ones
+    /// (see the [module docs](self)).
     pub fn load_dir(dir: &Path) -> Result<RuleSet, RuleError> {
-        let mut files = Vec::new();
+        let meta = dir.join("pack.toml");
+        let extends = match std::fs::read_to_string(&meta) {
+            Ok(text) => {
+                let m: PackMeta = toml::from_str(&text).map_err(|e| RuleError::Parse {
+                    file: meta.display().to_string(),
+                    message: e.to_string().trim_end().to_string(),
+                })?;
+                m.extends.is_some()
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(source) => return Err(RuleError::Read { path: meta, source }),
+        };
+        if !dir.is_dir() {
+            return Err(RuleError::Read {
+                path: dir.to_path_buf(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    "not a directory (or it does not exist)",
+                ),
+            });
+        }
+        let mut files = if extends {
+            embedded_sources()
+        } else {
+            Vec::new()
+        };
+        let mut found_any = false;
         for lang in [Language::Python, Language::JavaScript] {
             let sub = dir.join(lang_dir(lang));
-            let read = std::fs::read_dir(&sub).map_err(|source| RuleError::Read {
-                path: sub.clone(),
-                source,
+            if extends && !sub.exists() {
+                continue;
+            }
+            let read = std::fs::read_dir(&sub).map_err(|source| match source.kind() {
+                std::io::ErrorKind::NotFound => RuleError::Missing {
+                    dir: dir.to_path_buf(),
+                    language: lang,
+                },
+                _ => RuleError::Read {
+                    path: sub.clone(),
+                    source,
+                },
             })?;
             let mut paths: Vec<PathBuf> = read
                 .filter_map(|e| e.ok().map(|e| e.path()))
@@ -261,6 +342,7 @@ impl RuleSet {
                     language: lang,
                 });
             }
+            found_any = true;
             for p in paths {
                 let text = std::fs::read_to_string(&p).map_err(|source| RuleError::Read {
                     path: p.clone(),
@@ -268,6 +350,13 @@ impl RuleSet {
                 })?;
                 files.push((lang, p.display().to_string(), text));
             }
+        }
+        if !found_any {
+            // Only reachable when extending: neither language folder is there.
+            return Err(RuleError::Empty {
+                dir: dir.to_path_buf(),
+                language: Language::Python,
+            });
         }
         RuleSet::from_sources(files)
     }

@@ -40,7 +40,7 @@ pub fn collect(dir: &Path, file_cap: u64, total_cap: u64) -> (Vec<Artifact>, Vec
     if let Ok(fd) = rustix::fs::open(dir, dir_flags(), Mode::empty()) {
         c.walk(fd);
     }
-    c.artifacts.sort_by(|a, b| a.name.cmp(&b.name));
+    c.artifacts.sort_by(|a, b| a.name_bytes().cmp(b.name_bytes()));
     (c.artifacts, c.findings)
 }
 
@@ -48,11 +48,11 @@ fn dir_flags() -> OFlags {
     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
 }
 
-/// A directory being walked: its descriptor, its name's prefix (`a/b/`), and the names
-/// still to visit (sorted, the next one last).
+/// A directory being walked: its descriptor, its name's prefix (`a/b/`, the exact bytes),
+/// and the names still to visit (sorted, the next one last).
 struct Frame {
     fd: OwnedFd,
-    prefix: String,
+    prefix: Vec<u8>,
     pending: Vec<CString>,
 }
 
@@ -108,7 +108,7 @@ impl Collector {
         };
         let mut stack = vec![Frame {
             fd: root,
-            prefix: String::new(),
+            prefix: Vec::new(),
             pending,
         }];
         loop {
@@ -118,11 +118,11 @@ impl Collector {
                 stack.pop();
                 continue;
             };
-            let name = format!(
-                "{}{}",
-                frame.prefix,
-                OsStr::from_bytes(file.as_bytes()).to_string_lossy()
-            );
+            // The exact bytes of the relative path (two non-UTF-8 names stay apart), and
+            // a lossy rendering for findings.
+            let mut raw = frame.prefix.clone();
+            raw.extend_from_slice(file.as_bytes());
+            let name = OsStr::from_bytes(&raw).to_string_lossy().into_owned();
             // Never follow a link.
             let Ok(st) = rustix::fs::statat(&frame.fd, &file, AtFlags::SYMLINK_NOFOLLOW) else {
                 continue;
@@ -143,8 +143,9 @@ impl Collector {
                     else {
                         continue;
                     };
-                    let prefix = format!("{name}/");
-                    let Some(pending) = self.list(&fd, &prefix) else {
+                    let mut prefix = raw;
+                    prefix.push(b'/');
+                    let Some(pending) = self.list(&fd, &format!("{name}/")) else {
                         return;
                     };
                     stack.push(Frame {
@@ -158,7 +159,7 @@ impl Collector {
                     &name,
                     format!("`{name}` is a symbolic link; links are not collected"),
                 ),
-                FileType::RegularFile => self.take(&frame.fd, &file, name, &st),
+                FileType::RegularFile => self.take(&frame.fd, &file, &raw, name, &st),
                 _ => self.skip(
                     "artifact.special",
                     &name,
@@ -170,7 +171,14 @@ impl Collector {
 
     /// Takes the regular file `file` of the directory `dir` (checked as `st`) if it has a
     /// single link and fits the caps.
-    fn take(&mut self, dir: &OwnedFd, file: &CString, name: String, st: &rustix::fs::Stat) {
+    fn take(
+        &mut self,
+        dir: &OwnedFd,
+        file: &CString,
+        raw: &[u8],
+        name: String,
+        st: &rustix::fs::Stat,
+    ) {
         let len = u64::try_from(st.st_size).unwrap_or(u64::MAX);
         if st.st_nlink > 1 {
             self.skip(
@@ -198,10 +206,12 @@ impl Collector {
             );
         } else if let Some(content) = read_no_follow(dir, file, len) {
             self.total_left -= content.len() as u64;
+            let (name, raw_name) = Artifact::name_fields(raw);
             self.artifacts.push(Artifact {
                 sha256: hex::encode(Sha256::digest(&content)),
                 size: content.len() as u64,
                 name,
+                raw_name,
                 content,
             });
         }
@@ -269,6 +279,19 @@ mod tests {
                 .count(),
             3
         );
+    }
+
+    #[test]
+    fn non_utf8_names_stay_apart() {
+        use std::os::unix::ffi::OsStrExt;
+        let d = tempfile::tempdir().unwrap();
+        for raw in [&b"n\xff"[..], b"n\xfe"] {
+            std::fs::write(d.path().join(std::ffi::OsStr::from_bytes(raw)), b"x").unwrap();
+        }
+        let (arts, _) = collect(d.path(), 50, 1000);
+        let raw: Vec<_> = arts.iter().map(|a| a.name_bytes()).collect();
+        assert_eq!(raw, [&b"n\xfe"[..], b"n\xff"]);
+        assert!(arts.iter().all(|a| a.raw_name.is_some()));
     }
 
     #[test]

@@ -74,11 +74,19 @@ impl Interpreter {
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from(Self::command_name(language)));
         let found = which(&name).ok_or_else(|| {
-            ExecError::InterpreterNotFound(format!(
-                "`{}` for {language} is not on PATH (install it, or set [interpreters].{} in skillgate.toml)",
-                name.display(),
-                language.as_str()
-            ))
+            ExecError::InterpreterNotFound(if is_path(&name) {
+                format!(
+                    "`{}` for {language} does not exist or is not an executable file (fix [interpreters].{} in skillgate.toml)",
+                    name.display(),
+                    language.as_str()
+                )
+            } else {
+                format!(
+                    "`{}` for {language} is not on PATH (install it, or set [interpreters].{} in skillgate.toml)",
+                    name.display(),
+                    language.as_str()
+                )
+            })
         })?;
         let interp = if is_script(&found) {
             resolve_shim(language, &found)?
@@ -108,8 +116,13 @@ fn prefix_of(program: &Path) -> PathBuf {
     }
 }
 
+/// A path (`/usr/bin/python3`, `bin/node`) rather than a command name looked up in `PATH`.
+fn is_path(name: &Path) -> bool {
+    name.components().count() > 1
+}
+
 fn which(name: &Path) -> Option<PathBuf> {
-    if name.components().count() > 1 {
+    if is_path(name) {
         return name.is_file().then(|| name.to_path_buf());
     }
     let path = std::env::var_os("PATH")?;

@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 use tower::{Layer, Service};
 
-/// Layer 6: scans stdout, stderr and every text artifact of every outcome for secrets.
+/// Layer 6: scans stdout, stderr and every text or gzip artifact of every outcome for secrets.
 ///
 /// In [`Mode::Redact`] (the default) each secret is replaced with `[REDACTED:<rule-id>]`;
 /// in [`Mode::Block`] an outcome with a secret becomes `blocked` and its output and
@@ -105,31 +105,96 @@ pub fn is_text_artifact(content: &[u8]) -> bool {
     !content[..content.len().min(8192)].contains(&0)
 }
 
-/// Scans an outcome's stdout, stderr and text artifacts, applies `mode` to it, and returns
-/// the report findings. This is the layer's work, usable without tower.
+/// Most bytes a gzip artifact is decompressed to for scanning. A larger (or corrupt) one is
+/// not scanned: a `secrets.not_scanned` finding says so, and outside [`Mode::Report`] the
+/// artifact is withheld, since what cannot be scanned cannot be let out (fail closed).
+pub const MAX_DECOMPRESSED_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Whether `content` starts like a gzip stream.
+fn is_gzip(content: &[u8]) -> bool {
+    content.starts_with(&[0x1f, 0x8b])
+}
+
+/// Decompresses a gzip artifact (every member), or `None` when it is corrupt or would
+/// pass [`MAX_DECOMPRESSED_BYTES`].
+fn gunzip(content: &[u8]) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut plain = Vec::new();
+    flate2::read::MultiGzDecoder::new(content)
+        .take(MAX_DECOMPRESSED_BYTES + 1)
+        .read_to_end(&mut plain)
+        .ok()?;
+    (plain.len() as u64 <= MAX_DECOMPRESSED_BYTES).then_some(plain)
+}
+
+fn gzip(plain: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    // Writing to a Vec cannot fail.
+    let _ = enc.write_all(plain);
+    enc.finish().unwrap_or_default()
+}
+
+/// Scans an outcome's stdout, stderr and artifacts (text ones as they are, gzip ones
+/// decompressed within [`MAX_DECOMPRESSED_BYTES`]), applies `mode` to it, and returns the
+/// report findings. This is the layer's work, usable without tower.
 pub fn scan_outcome(scanner: &SecretScanner, mode: Mode, out: &mut ExecOutcome) -> Vec<Finding> {
     let mut report = Vec::new();
-    let mut process = |place: &str, bytes: &mut Vec<u8>| -> bool {
+    // Scans `bytes`; in redact mode returns the redacted bytes when anything was found.
+    let mut process = |place: &str, bytes: &[u8]| -> Option<Vec<u8>> {
         let (redacted, found) = scanner.redact(bytes);
         if found.is_empty() {
-            return false;
+            return None;
         }
-        report.extend(found.iter().map(|f| to_report(place, f)));
-        if mode == Mode::Redact {
-            *bytes = redacted;
-        }
-        true
+        report.extend(found.iter().map(|f| to_report(place, f, mode)));
+        (mode == Mode::Redact).then_some(redacted)
     };
-    process("stdout", &mut out.stdout);
-    process("stderr", &mut out.stderr);
-    for a in &mut out.artifacts {
-        if is_text_artifact(&a.content)
-            && process(&format!("artifact {}", a.name), &mut a.content)
-            && mode == Mode::Redact
-        {
+    if let Some(r) = process("stdout", &out.stdout) {
+        out.stdout = r;
+    }
+    if let Some(r) = process("stderr", &out.stderr) {
+        out.stderr = r;
+    }
+    let mut not_scanned = Vec::new();
+    let mut withheld = Vec::new();
+    for (i, a) in out.artifacts.iter_mut().enumerate() {
+        let redacted = if is_text_artifact(&a.content) {
+            process(&format!("artifact {}", a.name), &a.content)
+        } else if is_gzip(&a.content) {
+            match gunzip(&a.content) {
+                Some(plain) => {
+                    process(&format!("artifact {} (gzip)", a.name), &plain).map(|r| gzip(&r))
+                }
+                None => {
+                    let fate = if mode == Mode::Report {
+                        "it is left in the output (report mode)"
+                    } else {
+                        withheld.push(i);
+                        "it is withheld"
+                    };
+                    not_scanned.push(Finding::new(
+                        LayerName::Secrets,
+                        "secrets.not_scanned",
+                        skillgate_core::Severity::Medium,
+                        format!(
+                            "artifact {}: a gzip stream that is corrupt or decompresses to more than {MAX_DECOMPRESSED_BYTES} bytes was not scanned for secrets; {fate}",
+                            a.name
+                        ),
+                    ));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        if let Some(r) = redacted {
+            a.content = r;
             a.size = a.content.len() as u64;
             a.sha256 = hex::encode(Sha256::digest(&a.content));
         }
+    }
+    for i in withheld.into_iter().rev() {
+        out.artifacts.remove(i);
     }
     if mode == Mode::Block && !report.is_empty() {
         out.status = Status::Blocked;
@@ -137,10 +202,11 @@ pub fn scan_outcome(scanner: &SecretScanner, mode: Mode, out: &mut ExecOutcome) 
         out.stderr.clear();
         out.artifacts.clear();
     }
+    report.extend(not_scanned);
     report
 }
 
-fn to_report(place: &str, f: &SecretFinding) -> Finding {
+fn to_report(place: &str, f: &SecretFinding, mode: Mode) -> Finding {
     let via = if f.decoded_from.is_empty() {
         String::new()
     } else {
@@ -152,8 +218,15 @@ fn to_report(place: &str, f: &SecretFinding) -> Finding {
         f.rule_id.clone(),
         f.severity,
         format!(
-            "{place}: {} at bytes {}..{}{via}",
-            f.description, f.start, f.end
+            "{place}: {} at bytes {}..{}{via}; {}",
+            f.description,
+            f.start,
+            f.end,
+            match mode {
+                Mode::Redact => "redacted",
+                Mode::Block => "output withheld (block mode)",
+                Mode::Report => "NOT redacted: left in the output (report mode)",
+            }
         ),
     )
     .with_location(Location::at(f.line, f.column))

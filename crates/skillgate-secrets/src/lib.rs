@@ -39,7 +39,9 @@ include!(concat!(env!("OUT_DIR"), "/default_pack.rs"));
 pub use decode::{Decoded, Encoding, MAX_SEGMENT, MIN_BASE64, MIN_HEX, decode_segments, is_text};
 pub use entropy::shannon_entropy;
 pub use gitleaks::{GitleaksImport, Untranslated, import_gitleaks};
-pub use layer::{SecretsLayer, SecretsService, is_text_artifact, scan_outcome};
+pub use layer::{
+    MAX_DECOMPRESSED_BYTES, SecretsLayer, SecretsService, is_text_artifact, scan_outcome,
+};
 pub use redact::{MAX_REDACTION_ROUNDS, Mode, redact};
 pub use rule::{Allowlist, DEFAULT_WINDOW, MAX_WINDOW, Rule, RuleDef, RuleError, RuleFile};
 pub use ruleset::{RuleSet, RuleSetBuilder, RuleSetError};

@@ -96,12 +96,14 @@ fn outcome() -> ExecOutcome {
         artifacts: vec![
             Artifact {
                 name: "out.csv".into(),
+                raw_name: None,
                 size: content.len() as u64,
                 sha256: String::new(),
                 content,
             },
             Artifact {
                 name: "img.bin".into(),
+                raw_name: None,
                 size: 4,
                 sha256: String::new(),
                 content: b"\0\0AKIAZ3MSJV4WXQ7LTN2H".to_vec(),

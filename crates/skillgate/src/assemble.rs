@@ -210,7 +210,15 @@ fn secrets_layer(
 fn prescan_layer(
     cfg: &crate::config::PrescanConfig,
 ) -> Result<skillgate_prescan::PreScanLayer, AssembleError> {
-    use skillgate_prescan::{PreScanLayer, PreScanner, RuleSet, ScanOptions};
+    Ok(skillgate_prescan::PreScanLayer::new(prescanner(cfg)?))
+}
+
+/// The pre-scanner `[prescan]` describes (rules, threshold, unlisted modules), as the
+/// pipeline's pre-scan layer uses it; for checking code without running it.
+pub fn prescanner(
+    cfg: &crate::config::PrescanConfig,
+) -> Result<skillgate_prescan::PreScanner, AssembleError> {
+    use skillgate_prescan::{PreScanner, RuleSet, ScanOptions};
     let rules = match &cfg.rules_dir {
         Some(dir) => RuleSet::load_dir(dir),
         None => RuleSet::embedded(),
@@ -224,10 +232,7 @@ fn prescan_layer(
         unknown_module: cfg.unknown_module,
         ..ScanOptions::default()
     };
-    Ok(PreScanLayer::new(PreScanner::with_rules(
-        std::sync::Arc::new(rules),
-        options,
-    )))
+    Ok(PreScanner::with_rules(std::sync::Arc::new(rules), options))
 }
 
 /// The native sandbox `config` describes: its interpreters, and the seccomp compiler of

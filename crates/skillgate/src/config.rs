@@ -159,10 +159,43 @@ impl Config {
             source,
         })?;
         let mut config = from_str(&text, &path.display().to_string())?;
-        // Paths in a config file are relative to the file's folder.
+        // Paths in a config file are relative to the file's folder; made absolute here, so
+        // every later error names the path that was actually tried.
         let base = path.parent().unwrap_or(Path::new("."));
-        config.policy.resolve_relative_to(base);
+        let base = std::fs::canonicalize(base)
+            .or_else(|_| std::path::absolute(base))
+            .unwrap_or_else(|_| base.to_path_buf());
+        config.resolve_relative_to(&base);
         Ok(config)
+    }
+
+    /// Makes every relative file path of the config relative to `base`. Interpreters given
+    /// as a bare command name (`python3`) stay names looked up in `PATH`.
+    fn resolve_relative_to(&mut self, base: &Path) {
+        self.policy.resolve_relative_to(base);
+        let is_name = |p: &PathBuf| p.components().count() == 1;
+        let interpreters = [
+            &mut self.interpreters.python,
+            &mut self.interpreters.javascript,
+        ];
+        let interpreters = interpreters.into_iter().flatten().filter(|p| !is_name(p));
+        let optional = [
+            &mut self.prescan.rules_dir,
+            &mut self.secrets.gitleaks,
+            &mut self.network.policy_file,
+            &mut self.monitor.state_dir,
+            &mut self.monitor.rules,
+        ];
+        for p in optional
+            .into_iter()
+            .flatten()
+            .chain(self.secrets.rules.iter_mut())
+            .chain(interpreters)
+        {
+            if p.is_relative() {
+                *p = base.join(&*p);
+            }
+        }
     }
 }
 
@@ -206,6 +239,40 @@ mod tests {
         assert_eq!(cfg.policy.grants, Some(PathBuf::from("/abs/grants.json")));
         assert_eq!(cfg.policy.policies, None);
         assert!(from_str("[policy]\nentitys = \"x\"\n", "x.toml").is_err());
+    }
+
+    #[test]
+    fn every_relative_path_resolves_to_an_absolute_one_beside_the_config() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("skillgate.toml"),
+            "[prescan]\nrules_dir = \"rules\"\n[secrets]\nrules = [\"extra.toml\"]\n\
+             gitleaks = \"gl.toml\"\n[network]\npolicy_file = \"net.toml\"\n\
+             [monitor]\nstate_dir = \"state\"\nrules = \"det.toml\"\n\
+             [interpreters]\npython = \"python3\"\njavascript = \"bin/node\"\n",
+        )
+        .unwrap();
+        // Loaded through a relative path, as `--config skillgate.toml` does.
+        let cwd = std::env::current_dir().unwrap();
+        let rel = pathdiff(dir.path(), &cwd);
+        let cfg = Config::load(&rel.join("skillgate.toml")).unwrap();
+        let d = dir.path();
+        assert_eq!(cfg.prescan.rules_dir, Some(d.join("rules")));
+        assert_eq!(cfg.secrets.rules, [d.join("extra.toml")]);
+        assert_eq!(cfg.secrets.gitleaks, Some(d.join("gl.toml")));
+        assert_eq!(cfg.network.policy_file, Some(d.join("net.toml")));
+        assert_eq!(cfg.monitor.state_dir, Some(d.join("state")));
+        assert_eq!(cfg.monitor.rules, Some(d.join("det.toml")));
+        assert_eq!(cfg.interpreters.python, Some(PathBuf::from("python3")));
+        assert_eq!(cfg.interpreters.javascript, Some(d.join("bin/node")));
+    }
+
+    /// `to` as a path relative to `from` (both absolute).
+    fn pathdiff(to: &Path, from: &Path) -> PathBuf {
+        let up = from.components().count() - 1;
+        let mut p: PathBuf = std::iter::repeat_n("..", up).collect();
+        p.push(to.strip_prefix("/").unwrap());
+        p
     }
 
     #[test]

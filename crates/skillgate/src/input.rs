@@ -64,11 +64,56 @@ impl Decide for InputSchemaLayer {
     }
 }
 
+/// The first reference in `schema` to another document (`$ref`, `$dynamicRef` or
+/// `$recursiveRef` not starting with `#`), as a message; skillgate resolves no external
+/// schemas (no network, no other files), so such a schema cannot be used.
+///
+/// ```
+/// use serde_json::json;
+/// assert!(skillgate::input::external_ref(&json!({"$ref": "#/$defs/a", "$defs": {"a": {}}})).is_none());
+/// let msg = skillgate::input::external_ref(&json!({"properties": {"a": {"$ref": "other.json"}}})).unwrap();
+/// assert!(msg.contains("other.json") && msg.contains("not supported"));
+/// ```
+pub fn external_ref(schema: &serde_json::Value) -> Option<String> {
+    let mut stack = vec![schema];
+    while let Some(v) = stack.pop() {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    if matches!(k.as_str(), "$ref" | "$dynamicRef" | "$recursiveRef")
+                        && let Some(target) = v.as_str()
+                        && !target.starts_with('#')
+                    {
+                        return Some(format!(
+                            "`{k}: {target}`: external references are not supported; put the referenced schema under `$defs` in the same file and refer to it as `#/$defs/NAME`"
+                        ));
+                    }
+                    stack.push(v);
+                }
+            }
+            serde_json::Value::Array(items) => stack.extend(items),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Checks `input` against `schema`: `Ok(())`, or the findings and the status they imply.
 pub fn check_input(
     schema: &serde_json::Value,
     input: &serde_json::Value,
 ) -> Result<(), (Status, Vec<Finding>)> {
+    if let Some(message) = external_ref(schema) {
+        return Err((
+            Status::Error,
+            vec![Finding::new(
+                LayerName::Input,
+                "input.schema_invalid",
+                Severity::High,
+                format!("the skill's input schema cannot be used: {message}"),
+            )],
+        ));
+    }
     let validator = jsonschema::validator_for(schema).map_err(|e| {
         (
             Status::Error,

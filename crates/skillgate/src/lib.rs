@@ -28,7 +28,7 @@
 pub mod assemble;
 pub mod config;
 pub mod folder;
-mod input;
+pub mod input;
 pub mod isolation;
 mod pipeline;
 pub mod report;

@@ -514,6 +514,12 @@ pub fn parse_schema(raw: &[u8], path: &Path) -> Result<serde_json::Value, SkillE
             path: path.into(),
             message: format!("not valid JSON: {e}"),
         })?;
+    if let Some(message) = crate::input::external_ref(&schema) {
+        return Err(SkillError::Schema {
+            path: path.into(),
+            message,
+        });
+    }
     jsonschema::validator_for(&schema).map_err(|e| SkillError::Schema {
         path: path.into(),
         message: format!("not a valid JSON Schema: {e}"),

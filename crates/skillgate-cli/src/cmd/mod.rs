@@ -6,3 +6,4 @@ pub(crate) mod rules;
 pub(crate) mod run;
 pub(crate) mod scan_code;
 pub(crate) mod scan_output;
+pub(crate) mod skill;

@@ -1,4 +1,5 @@
-//! `skillgate rules test|list|explain`: the pre-scan rule packs.
+//! `skillgate rules test|list|explain|modules`: the pre-scan rule packs; `explain` also
+//! knows the secret rules and the monitor's detections.
 use crate::UsageError;
 use crate::cmd::scan_code::load_rules;
 use clap::Subcommand;
@@ -26,13 +27,22 @@ pub(crate) enum RulesCommand {
         #[arg(long, value_parser = parse_lang)]
         lang: Option<Language>,
     },
-    /// Explain a rule: what it detects, why it matters, an example, its matcher.
+    /// Explain a rule: a pre-scan rule, a secret rule or a monitor detection.
     Explain {
         /// The rule id.
         id: String,
+        /// A pre-scan rules directory instead of the built-in packs.
+        #[arg(long, value_name = "DIR")]
+        rules: Option<PathBuf>,
+    },
+    /// List the modules a skill may import without a finding (the allow-list).
+    Modules {
         /// A rules directory instead of the built-in packs.
         #[arg(long, value_name = "DIR")]
         rules: Option<PathBuf>,
+        /// Only this language.
+        #[arg(long, value_parser = parse_lang)]
+        lang: Option<Language>,
     },
 }
 
@@ -86,9 +96,9 @@ pub(crate) fn run(cmd: RulesCommand) -> Result<ExitCode, UsageError> {
                 let _ = writeln!(out, "{id} (built into the scanner)\n\n{text}");
                 return Ok(ExitCode::SUCCESS);
             }
-            let r = rules.get(&id).ok_or_else(|| {
-                UsageError(format!("no rule `{id}` (see `skillgate rules list`)"))
-            })?;
+            let Some(r) = rules.get(&id) else {
+                return explain_other(&mut out, &id);
+            };
             let _ = writeln!(
                 out,
                 "{} ({}, {}, {})\n",
@@ -106,5 +116,66 @@ pub(crate) fn run(cmd: RulesCommand) -> Result<ExitCode, UsageError> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        RulesCommand::Modules { rules, lang } => {
+            let rules = load_rules(rules.as_deref())?;
+            for l in [Language::Python, Language::JavaScript] {
+                if lang.is_some_and(|want| want != l) {
+                    continue;
+                }
+                let mut modules = rules.allowed_modules(l);
+                modules.sort_unstable();
+                let _ = writeln!(out, "{l}: {}", modules.join(" "));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
     }
+}
+
+/// Explains a secret rule or a monitor detection, or says that no pack has `id`.
+fn explain_other(out: &mut impl Write, id: &str) -> Result<ExitCode, UsageError> {
+    let secrets = skillgate_secrets::RuleSet::default_pack()?;
+    if let Some(i) = secrets.rules().iter().position(|r| r.id() == id) {
+        let r = &secrets.rules()[i];
+        let d = r.def();
+        let _ = writeln!(
+            out,
+            "{id} (secret rule, {}, {})\n\n{}\n",
+            r.severity(),
+            secrets.origin(i).unwrap_or("?"),
+            d.description
+        );
+        let _ = writeln!(out, "Keywords: {}", d.keywords.join(", "));
+        let _ = writeln!(out, "Regex: {}", d.regex);
+        for (title, list) in [
+            ("Examples (found)", &d.examples),
+            ("Negative examples (not found)", &d.negative_examples),
+            ("References", &d.references),
+        ] {
+            if !list.is_empty() {
+                let _ = writeln!(out, "{title}:");
+                for e in list {
+                    let _ = writeln!(out, "  {e}");
+                }
+            }
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let detections = skillgate_monitor::detections::Detections::builtin();
+    if let Some(r) = detections.rules().iter().find(|r| r.id == id) {
+        let _ = writeln!(
+            out,
+            "{id} (monitor detection, {}, action {}, rules/monitor/default.toml)\n\n{}\n",
+            r.severity,
+            r.action.as_str(),
+            r.message
+        );
+        if !r.description.is_empty() {
+            let _ = writeln!(out, "What it detects:\n  {}\n", r.description);
+        }
+        let _ = writeln!(out, "When: {:?}", r.when);
+        return Ok(ExitCode::SUCCESS);
+    }
+    Err(UsageError(format!(
+        "no rule `{id}` among the pre-scan rules, secret rules or monitor detections (see `skillgate rules list`, `skillgate scan output --help`, rules/monitor/)"
+    )))
 }

@@ -56,7 +56,7 @@ pub(crate) struct RunArgs {
     /// `[limits]` value).
     #[arg(long, value_name = "SIZE", value_parser = units::parse_size)]
     memory: Option<u64>,
-    /// Report format.
+    /// Report format: text (status, exit code, time, output, findings) or json (one report object).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
     /// The monitor's state directory (baselines, quarantines, audit.jsonl); default
@@ -148,6 +148,30 @@ fn load_skill(args: &RunArgs) -> Result<Skill, UsageError> {
     Ok(Skill::builder(name, lang, code).entry(entry).build())
 }
 
+/// A skill folder with a `SKILL.md` that does not load (frontmatter, entry or schema) is a
+/// bad skill definition: an `error` report naming the problem, exit 1. Anything else (no
+/// such folder, no `SKILL.md`, an unreadable `--code` file) stays a usage error.
+fn invalid_skill(args: &RunArgs, e: UsageError) -> Result<ExitCode, UsageError> {
+    match &args.skill_dir {
+        Some(dir) if dir.join("SKILL.md").is_file() => {
+            let finding = skillgate::Finding::new(
+                LayerName::Input,
+                "skill.invalid",
+                skillgate::Severity::High,
+                format!("the skill folder cannot be used: {}", e.0),
+            );
+            let outcome = skillgate::ExecOutcome::rejected(skillgate::Status::Error, vec![finding]);
+            render::print_report(&Report::new(&outcome, Duration::ZERO), args.format);
+            Ok(ExitCode::from(1))
+        }
+        Some(dir) if !dir.is_dir() => Err(UsageError(format!(
+            "no skill folder at {} (it does not exist or is not a directory)",
+            dir.display()
+        ))),
+        _ => Err(e),
+    }
+}
+
 pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
     let mut config = match &args.config {
         Some(p) => Config::load(p)?,
@@ -157,7 +181,10 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
     if let Some(dir) = &args.state_dir {
         config.monitor.state_dir = Some(dir.clone());
     }
-    let skill = load_skill(&args)?;
+    let skill = match load_skill(&args) {
+        Ok(skill) => skill,
+        Err(e) => return invalid_skill(&args, e),
+    };
     let input = read_input(&args)?;
     let assembled = skillgate::assemble::from_config(&config, &args.disable)?;
     for notice in &assembled.notices {

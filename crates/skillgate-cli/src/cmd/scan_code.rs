@@ -85,6 +85,12 @@ fn collect(args: &ScanCodeArgs) -> Result<Vec<Input>, UsageError> {
                 code,
                 lang,
             });
+        } else if let Err(e) = std::fs::metadata(p) {
+            return Err(UsageError(if e.kind() == std::io::ErrorKind::NotFound {
+                format!("{} does not exist", p.display())
+            } else {
+                format!("cannot read {}: {e}", p.display())
+            }));
         } else if p.is_dir() {
             let mut files = Vec::new();
             walk_dir(p, &mut files)?;
@@ -107,7 +113,7 @@ fn collect(args: &ScanCodeArgs) -> Result<Vec<Input>, UsageError> {
     Ok(inputs)
 }
 
-fn lang_of(p: &Path) -> Option<Language> {
+pub(crate) fn lang_of(p: &Path) -> Option<Language> {
     p.extension()
         .and_then(|e| e.to_str())
         .and_then(Language::from_extension)
@@ -123,7 +129,7 @@ fn read(p: &Path, lang: Language) -> Result<Input, UsageError> {
     })
 }
 
-fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), UsageError> {
+pub(crate) fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), UsageError> {
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         let entries = std::fs::read_dir(&d)

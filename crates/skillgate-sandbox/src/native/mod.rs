@@ -95,9 +95,12 @@ impl HostSupport {
         };
         let namespaces = if !rustix::process::geteuid().is_root() {
             Err(
-                "the native sandbox builds its root file system as root before entering its \
-                 user namespace: run skillgate as root (or in a container with CAP_SYS_ADMIN), \
-                 or choose `[executor] kind = \"process\"` for trusted code only"
+                "the native sandbox needs root: it builds its root file system and cgroups as \
+                 host root before entering its user namespace, and running it unprivileged \
+                 (user namespaces plus delegated cgroups) is not supported. Run skillgate as \
+                 root (or in a container with CAP_SYS_ADMIN). `[executor] kind = \"process\"` \
+                 has no isolation at all: the isolation layer refuses it unless you also pass \
+                 `--disable isolation`, so use it for trusted code only"
                     .to_string(),
             )
         } else if read("/proc/sys/user/max_user_namespaces").as_deref() == Some("0") {

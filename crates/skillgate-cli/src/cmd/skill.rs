@@ -109,6 +109,7 @@ fn new(args: NewArgs) -> Result<ExitCode, UsageError> {
            skillgate.language: {lang}\n  \
            skillgate.entry: {entry}\n  \
            skillgate.input-schema: input.schema.json\n  \
+           skillgate.data: sample-input.json\n  \
            skillgate.visibility: public\n  \
            skillgate.tenant: {tenant}\n\
          ---\n\n\

@@ -3,6 +3,14 @@ use crate::decision::{Decision, DecisionError, Verdict};
 use crate::error::LoadError;
 use crate::index::ResourceIndex;
 use crate::load::{self, BUILTIN_POLICIES, BUILTIN_SCHEMA, PolicySources};
+
+/// The built-in default policy files, named as reports show them.
+fn builtin_files() -> Vec<(String, String)> {
+    BUILTIN_POLICIES
+        .iter()
+        .map(|(name, text)| (format!("built-in {name}"), text.to_string()))
+        .collect()
+}
 use crate::request::{Action, RunFacts, Uids};
 use cedar_policy::{Authorizer, Context, Entities, Entity, PolicyId, PolicySet, Request, Schema};
 use skillgate_core::{Caller, ExecRequest, NoQuarantine, QuarantineSource, Skill};
@@ -46,6 +54,8 @@ pub struct Policy {
     /// `policies` split by the skill their grant links name, what requests run against.
     index: ResourceIndex,
     origin: HashMap<PolicyId, String>,
+    /// Base policies turned off by the operator.
+    lifted: Arc<[String]>,
     entities: Entities,
     /// The ancestors of each agent of `entities`.
     ancestors: Arc<crate::request::Ancestors>,
@@ -65,6 +75,7 @@ impl std::fmt::Debug for Policy {
             .field("entities", &self.entities.len())
             .field("quarantine", &self.quarantine)
             .field("trust_caller_groups", &self.trust_caller_groups)
+            .field("lifted", &self.lifted)
             .finish()
     }
 }
@@ -72,35 +83,50 @@ impl std::fmt::Debug for Policy {
 impl Policy {
     /// The built-in schema and policies, no entities (every agent unknown), no grants.
     pub fn builtin() -> Result<Policy, LoadError> {
-        let files: Vec<(String, String)> = BUILTIN_POLICIES
-            .iter()
-            .map(|(name, text)| (format!("built-in {name}"), text.to_string()))
-            .collect();
-        Policy::from_texts(("built-in skillgate.cedarschema", BUILTIN_SCHEMA), &files)
+        Policy::from_texts(
+            ("built-in skillgate.cedarschema", BUILTIN_SCHEMA),
+            &builtin_files(),
+        )
     }
 
-    /// A gate from a schema text and policy file texts, `(file name, text)`.
+    /// A gate from a schema text and policy file texts, `(file name, text)`, on top of the
+    /// [`BASE_POLICIES`] (always loaded).
     pub fn from_texts(
         schema: (&str, &str),
         policy_files: &[(String, String)],
+    ) -> Result<Policy, LoadError> {
+        Policy::from_texts_lifting(schema, policy_files, &[])
+    }
+
+    /// Like [`from_texts`](Self::from_texts), with the base policies named in `lifted`
+    /// turned off (each must be a base policy id). Every decision of the gate then carries
+    /// a finding saying so ([`lifted`](Self::lifted)).
+    pub fn from_texts_lifting(
+        schema: (&str, &str),
+        policy_files: &[(String, String)],
+        lifted: &[String],
     ) -> Result<Policy, LoadError> {
         let (schema_file, schema_text) = schema;
         let schema = load::parse_schema(schema_file, schema_text)?;
         crate::request::check_request_shapes(&schema)
             .map_err(|e| LoadError::file(schema_file, e))?;
-        let mut sets = Vec::with_capacity(policy_files.len());
+        let mut sets = load::base_sets(&schema, lifted)?;
         for (file, text) in policy_files {
             sets.push((file.clone(), load::parse_policy_file(&schema, file, text)?));
         }
         let (policies, origin) = load::merge(sets)?;
         let index = load::index(schema_file, &policies)?;
         let actions = load::action_entities(schema_file, &schema)?;
+        let mut lifted = lifted.to_vec();
+        lifted.sort();
+        lifted.dedup();
         Ok(Policy {
             actions,
             schema,
             index,
             policies,
             origin,
+            lifted: lifted.into(),
             entities: Entities::empty(),
             ancestors: Arc::default(),
             quarantine: Arc::new(NoQuarantine),
@@ -110,10 +136,16 @@ impl Policy {
         })
     }
 
-    /// Loads what `sources` names (built-in policies when it names no folder).
+    /// Loads what `sources` names (built-in policies when it names no folder; the base
+    /// policies always).
     pub fn load(sources: &PolicySources) -> Result<Policy, LoadError> {
+        let lifted = &sources.disabled_base_policies;
         let mut policy = match &sources.policies {
-            None => Policy::builtin()?,
+            None => Policy::from_texts_lifting(
+                ("built-in skillgate.cedarschema", BUILTIN_SCHEMA),
+                &builtin_files(),
+                lifted,
+            )?,
             Some(dir) => {
                 let dir = load::read_policy_dir(dir)?;
                 let (schema_file, schema_text) = dir.schema.unwrap_or_else(|| {
@@ -122,7 +154,7 @@ impl Policy {
                         BUILTIN_SCHEMA.to_string(),
                     )
                 });
-                Policy::from_texts((&schema_file, &schema_text), &dir.policies)?
+                Policy::from_texts_lifting((&schema_file, &schema_text), &dir.policies, lifted)?
             }
         };
         if let Some(path) = &sources.entities {
@@ -135,6 +167,11 @@ impl Policy {
         }
         policy.trust_caller_groups = sources.trust_caller_groups;
         Ok(policy)
+    }
+
+    /// The base policies turned off (`[policy] disabled_base_policies`), sorted.
+    pub fn lifted(&self) -> &[String] {
+        &self.lifted
     }
 
     /// Replaces the entities with a Cedar entities JSON document, validated against the

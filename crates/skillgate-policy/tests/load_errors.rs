@@ -191,3 +191,67 @@ fn the_rules_folder_loads_like_the_built_in_defaults() {
     };
     assert_eq!(ids(&from_dir), ids(&Policy::builtin().unwrap()));
 }
+
+/// A policies folder holding only `visibility.cedar` (issue 21, item 8).
+fn custom_folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("visibility.cedar"),
+        skillgate_policy::BUILTIN_POLICIES[0].1,
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn a_custom_policies_folder_keeps_the_base_policies() {
+    let dir = custom_folder();
+    let policy = Policy::load(&PolicySources {
+        policies: Some(dir.path().to_path_buf()),
+        ..Default::default()
+    })
+    .unwrap();
+    let ids: Vec<String> = policy.policy_ids().into_iter().map(|(id, _)| id).collect();
+    for base in skillgate_policy::BASE_POLICY_IDS {
+        assert!(ids.iter().any(|i| i == base), "{base} missing from {ids:?}");
+    }
+    assert!(policy.lifted().is_empty());
+    // The base ids are exactly the policies of the base files.
+    let base_only = Policy::from_texts(("s", BUILTIN_SCHEMA), &[]).unwrap();
+    let base_ids: Vec<String> = base_only
+        .policy_ids()
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    let mut want: Vec<String> = skillgate_policy::BASE_POLICY_IDS
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    want.sort();
+    assert_eq!(base_ids, want);
+}
+
+#[test]
+fn a_base_policy_is_turned_off_only_by_name_and_unknown_names_are_refused() {
+    let dir = custom_folder();
+    let policy = Policy::load(&PolicySources {
+        policies: Some(dir.path().to_path_buf()),
+        disabled_base_policies: vec!["quarantine".into()],
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(policy.lifted(), ["quarantine"]);
+    assert!(!policy.policy_ids().iter().any(|(id, _)| id == "quarantine"));
+    let findings = skillgate_policy::lifted_findings(&policy);
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].rule_id, skillgate_policy::BASE_LIFTED);
+    assert!(findings[0].message.contains("quarantine"));
+
+    let err = Policy::load(&PolicySources {
+        disabled_base_policies: vec!["public-skills".into()],
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains("disabled_base_policies"), "{err}");
+    assert!(err.message.contains("public-skills"), "{err}");
+}

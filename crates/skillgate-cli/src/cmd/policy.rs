@@ -80,9 +80,14 @@ impl SourceArgs {
         Ok((sources, config.limits))
     }
 
+    /// Loads the gate; warns on stderr for every base policy turned off.
     fn load(&self) -> Result<(Policy, Limits), UsageError> {
         let (sources, limits) = self.sources()?;
-        Ok((Policy::load(&sources)?, limits))
+        let policy = Policy::load(&sources)?;
+        for finding in skillgate_policy::lifted_findings(&policy) {
+            anstream::eprintln!("warning: {}", finding.message);
+        }
+        Ok((policy, limits))
     }
 }
 

@@ -122,7 +122,8 @@ pub struct LimitOverrides {
 
 /// A skill: the code an agent asks to run, with what the pipeline needs to know about it.
 ///
-/// The digest is computed from the code when the skill is built, so it always matches.
+/// The digest is computed from the code when the skill is built, unless the builder is
+/// given one that covers more (a skill folder's loader digests all the folder's files).
 #[derive(Debug, Clone, Serialize)]
 pub struct Skill {
     /// Agent Skills name: 1–64 lowercase letters, digits and hyphens.
@@ -136,7 +137,9 @@ pub struct Skill {
     /// The entry script's bytes.
     #[serde(skip)]
     pub code: Arc<[u8]>,
-    /// Lowercase hex sha256 of `code`.
+    /// Lowercase hex sha256 identifying the skill: of `code` for a bare script, of every
+    /// file of the folder for a skill folder (`skillgate::skill_dir`). The policy gate finds
+    /// the operator's catalogue record by it.
     pub digest: String,
     /// JSON Schema the input must satisfy, if any.
     pub input_schema: Option<serde_json::Value>,
@@ -185,6 +188,7 @@ impl Skill {
                 source_dir: None,
             },
             code: code.into(),
+            digest: None,
         }
     }
 
@@ -199,6 +203,7 @@ impl Skill {
 pub struct SkillBuilder {
     skill: Skill,
     code: Vec<u8>,
+    digest: Option<String>,
 }
 
 impl SkillBuilder {
@@ -247,10 +252,18 @@ impl SkillBuilder {
         self.skill.source_dir = Some(d.into());
         self
     }
-    /// Finishes: computes the digest.
+    /// Sets the digest to one computed over more than the code (a whole skill folder,
+    /// which includes the code). Without it the digest is the sha256 of the code.
+    pub fn digest(mut self, d: impl Into<String>) -> Self {
+        self.digest = Some(d.into());
+        self
+    }
+    /// Finishes: computes the digest (unless one was given).
     pub fn build(self) -> Skill {
         let mut skill = self.skill;
-        skill.digest = hex::encode(Sha256::digest(&self.code));
+        skill.digest = self
+            .digest
+            .unwrap_or_else(|| hex::encode(Sha256::digest(&self.code)));
         skill.code = Arc::from(self.code);
         skill
     }

@@ -1,4 +1,5 @@
 //! [`Policy`]: the loaded schema, policies, grants and entities, and `authorize`.
+use crate::catalogue::Catalogue;
 use crate::decision::{Decision, DecisionError, Verdict};
 use crate::error::LoadError;
 use crate::index::ResourceIndex;
@@ -25,7 +26,7 @@ use std::sync::Arc;
 ///
 /// ```
 /// use skillgate_core::{Caller, Language, Skill, Visibility};
-/// use skillgate_policy::{Action, Policy, RunFacts};
+/// use skillgate_policy::{Action, Catalogue, Policy, Record, RunFacts};
 ///
 /// let entities = r#"[
 ///   {"uid": {"type": "Tenant", "id": "acme"}, "attrs": {}, "parents": []},
@@ -34,18 +35,24 @@ use std::sync::Arc;
 ///              "can_execute_code": true, "quarantined": false},
 ///    "parents": []}
 /// ]"#;
-/// let policy = Policy::builtin().unwrap().with_entities_json("inline", entities).unwrap();
 /// let skill = Skill::builder("analyze-rows", Language::Python, b"print(1)".to_vec())
-///     .tenant("acme").owner("builder-alice").visibility(Visibility::Public).build();
+///     .visibility(Visibility::Public).build();
+/// // The operator's record of the skill, by its digest.
+/// let record = Record { name: "analyze-rows".into(), digest: skill.digest.clone(),
+///     tenant: "acme".into(), owner: None, visibility: Visibility::Public };
+/// let policy = Policy::builtin().unwrap()
+///     .with_entities_json("inline", entities).unwrap()
+///     .with_catalogue("inline", Catalogue::new([record]).unwrap()).unwrap();
 /// let facts = RunFacts::for_skill(&skill, &Default::default());
 ///
 /// let ok = policy.authorize(&Caller::new("analyst-1", "acme"), &skill, Action::Execute, &facts);
 /// assert!(ok.is_allowed());
 /// assert_eq!(ok.reasons, vec!["public-skills"]);
 ///
-/// let stranger = policy.authorize(&Caller::new("intruder", "acme"), &skill, Action::Execute, &facts);
+/// // An agent the entities file does not declare gets no right at all.
+/// let stranger = policy.authorize(&Caller::new("intruder", "acme"), &skill, Action::View, &facts);
 /// assert!(!stranger.is_allowed());
-/// assert_eq!(stranger.reasons, vec!["no-code-right"]);
+/// assert!(stranger.errors[0].message.contains("not in the entities file"));
 /// ```
 #[derive(Clone)]
 pub struct Policy {
@@ -57,6 +64,8 @@ pub struct Policy {
     /// Base policies turned off by the operator.
     lifted: Arc<[String]>,
     entities: Entities,
+    /// The operator's records of skills, by digest.
+    catalogue: Arc<Catalogue>,
     /// The ancestors of each agent of `entities`.
     ancestors: Arc<crate::request::Ancestors>,
     quarantine: Arc<dyn QuarantineSource>,
@@ -128,6 +137,7 @@ impl Policy {
             origin,
             lifted: lifted.into(),
             entities: Entities::empty(),
+            catalogue: Arc::default(),
             ancestors: Arc::default(),
             quarantine: Arc::new(NoQuarantine),
             trust_caller_groups: false,
@@ -165,6 +175,10 @@ impl Policy {
             let text = load::read_file(path)?;
             policy = policy.with_grants_json(&path.display().to_string(), &text)?;
         }
+        if let Some(path) = &sources.catalogue {
+            let text = load::read_file(path)?;
+            policy = policy.with_catalogue_json(&path.display().to_string(), &text)?;
+        }
         policy.trust_caller_groups = sources.trust_caller_groups;
         Ok(policy)
     }
@@ -175,14 +189,19 @@ impl Policy {
     }
 
     /// Replaces the entities with a Cedar entities JSON document, validated against the
-    /// schema. `file` names it in errors.
+    /// schema. Every agent's, group's and builder's tenant, groups and builder must be
+    /// declared and of one tenant, and the grants and catalogue already loaded must stay
+    /// inside their tenants ([`crate::entities`]). `file` names it in errors.
     pub fn with_entities_json(mut self, file: &str, text: &str) -> Result<Policy, LoadError> {
         self.entities = load::parse_entities(&self.schema, file, text)?;
+        crate::tenancy::check_entities(&self.entities).map_err(|e| LoadError::file(file, e))?;
         self.ancestors = Arc::new(crate::request::agent_ancestors(&self.entities));
+        self.check_tenancy(file)?;
         Ok(self)
     }
 
-    /// Links the grants of a grants JSON document (see [`crate::grants`]).
+    /// Links the grants of a grants JSON document (see [`crate::grants`]). A grant giving
+    /// a skill of one tenant to an agent or group of another is refused.
     pub fn with_grants_json(mut self, file: &str, text: &str) -> Result<Policy, LoadError> {
         load::link_grants(
             &self.schema,
@@ -192,7 +211,36 @@ impl Policy {
             text,
         )?;
         self.index = load::index(file, &self.policies)?;
+        self.check_tenancy(file)?;
         Ok(self)
+    }
+
+    /// Sets the catalogue: the operator's records of skills (see [`crate::catalogue`]). A
+    /// record whose owner is a builder of another tenant is refused; `file` names the
+    /// catalogue in errors.
+    pub fn with_catalogue(mut self, file: &str, catalogue: Catalogue) -> Result<Policy, LoadError> {
+        self.catalogue = Arc::new(catalogue);
+        self.check_tenancy(file)?;
+        Ok(self)
+    }
+
+    /// Sets the catalogue from a catalogue file's JSON text.
+    pub fn with_catalogue_json(self, file: &str, text: &str) -> Result<Policy, LoadError> {
+        let catalogue = Catalogue::from_json(file, text)?;
+        self.with_catalogue(file, catalogue)
+    }
+
+    /// The catalogue (empty unless one was loaded).
+    pub fn catalogue(&self) -> &Catalogue {
+        &self.catalogue
+    }
+
+    /// Checks that the grants and the catalogue stay inside the tenants of the entities;
+    /// `file` is the file just loaded, named in the error.
+    fn check_tenancy(&self, file: &str) -> Result<(), LoadError> {
+        crate::tenancy::check_grants(&self.entities, &self.policies)
+            .and_then(|()| crate::tenancy::check_catalogue(&self.entities, &self.catalogue))
+            .map_err(|e| LoadError::file(file, e))
     }
 
     /// Sets where quarantine verdicts come from (default: nobody is quarantined).
@@ -346,6 +394,7 @@ impl Policy {
         crate::request::Parts {
             store: &self.entities,
             ancestors: &self.ancestors,
+            catalogue: &self.catalogue,
             actions: &self.actions,
             uids: &self.uids,
             trust_caller_groups: self.trust_caller_groups,
@@ -391,28 +440,37 @@ mod tests {
     fn every_request_entity_set_fits_the_schema() {
         let mut checked = 0;
         for trust in [false, true] {
-            let policy = Policy::builtin()
-                .unwrap()
-                .with_entities_json("entities", ENTITIES)
-                .unwrap()
-                .with_trusted_caller_groups(trust);
-            for (agent, tenant) in [("known", "acme"), ("stranger", "acme"), ("x", "other")] {
-                let caller = Caller::new(agent, tenant).with_groups(["g", "undeclared"]);
-                for visibility in [
-                    Visibility::Public,
-                    Visibility::Restricted,
-                    Visibility::Private,
-                ] {
-                    for (lang, owner) in
-                        [(Language::Python, Some("b")), (Language::JavaScript, None)]
-                    {
-                        let mut skill = Skill::builder("s", lang, b"1".to_vec())
-                            .tenant("acme")
-                            .visibility(visibility);
-                        if let Some(o) = owner {
-                            skill = skill.owner(o);
-                        }
-                        let skill = skill.build();
+            for visibility in [
+                Visibility::Public,
+                Visibility::Restricted,
+                Visibility::Private,
+            ] {
+                for (lang, owner) in [(Language::Python, Some("b")), (Language::JavaScript, None)] {
+                    let mut skill = Skill::builder("s", lang, b"1".to_vec())
+                        .tenant("acme")
+                        .visibility(visibility);
+                    if let Some(o) = owner {
+                        skill = skill.owner(o);
+                    }
+                    let skill = skill.build();
+                    let record = crate::Record {
+                        name: "s".into(),
+                        digest: skill.digest.clone(),
+                        tenant: "acme".into(),
+                        owner: owner.map(String::from),
+                        visibility,
+                    };
+                    let bare = Policy::builtin()
+                        .unwrap()
+                        .with_entities_json("entities", ENTITIES)
+                        .unwrap()
+                        .with_trusted_caller_groups(trust);
+                    let catalogued = bare
+                        .clone()
+                        .with_catalogue("c", crate::Catalogue::new([record]).unwrap())
+                        .unwrap();
+                    for policy in [&bare, &catalogued] {
+                        let caller = Caller::new("known", "acme").with_groups(["g", "undeclared"]);
                         for quarantined in [false, true] {
                             let got = policy.parts().checked_entities(
                                 &policy.schema,
@@ -420,14 +478,23 @@ mod tests {
                                 &skill,
                                 quarantined,
                             );
-                            assert!(got.is_ok(), "{agent} {visibility:?} {owner:?}: {got:?}");
+                            assert!(got.is_ok(), "{visibility:?} {owner:?}: {got:?}");
                             checked += 1;
                         }
+                        // Nobody declared `stranger`: no request is built for it.
+                        let stranger = Caller::new("stranger", "acme");
+                        let got = policy.parts().checked_entities(
+                            &policy.schema,
+                            &stranger,
+                            &skill,
+                            false,
+                        );
+                        assert!(got.is_err());
                     }
                 }
             }
         }
-        assert_eq!(checked, 72);
+        assert_eq!(checked, 48);
     }
 
     /// The context built from run facts fits the schema (requests skip that check).

@@ -52,7 +52,7 @@ pub fn lifted_findings(policy: &Policy) -> Vec<Finding> {
 /// let out = svc.oneshot(ExecRequest::new(Caller::new("nobody", "acme"), skill, Default::default()))
 ///     .await.unwrap();
 /// assert_eq!(out.status, Status::Denied);
-/// assert_eq!(out.findings[0].rule_id, "no-code-right");
+/// assert_eq!(out.findings[0].rule_id, "policy.request", "an unknown agent has no rights");
 /// # });
 /// ```
 #[derive(Debug, Clone)]

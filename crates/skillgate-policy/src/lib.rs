@@ -7,8 +7,9 @@
 //!   the code right, quarantine: [`BASE_POLICIES`]) are always loaded on top; only a named
 //!   setting turns one off, and every decision then says so.
 //! - **Entities** (tenants, agents, agent groups, builders) come from a Cedar entities
-//!   JSON file; the **skill** from its folder's `SKILL.md`; the **caller** (agent id,
-//!   tenant) from whoever calls the pipeline; quarantine from a
+//!   JSON file; a **skill**'s tenant, owner and visibility from the operator's
+//!   [`catalogue`] record for its digest (a skill without one is its caller's own code);
+//!   the **caller** (agent id, tenant) from whoever calls the pipeline; quarantine from a
 //!   [`QuarantineSource`](skillgate_core::QuarantineSource). See [`entities`].
 //! - **Grants** for restricted skills are links of a policy template, one per grant, from
 //!   a grants file ([`grants`]).
@@ -27,11 +28,14 @@ mod json_array;
 mod layer;
 mod load;
 mod request;
+mod tenancy;
 
+pub mod catalogue;
 pub mod fuzz;
 pub mod listing;
 pub mod testfile;
 
+pub use catalogue::{Catalogue, Record};
 pub use decision::{Decision, DecisionError, PolicyDecision, Verdict};
 pub use error::LoadError;
 pub use gate::Policy;

@@ -62,6 +62,10 @@ pub struct PolicySources {
     pub entities: Option<PathBuf>,
     /// A grants file linking policy templates (see [`crate::grants`]). Default: none.
     pub grants: Option<PathBuf>,
+    /// The catalogue file: the operator's record (tenant, owner, visibility) of each skill,
+    /// by digest (see [`crate::catalogue`]). Default: none, so every skill is its caller's
+    /// own code.
+    pub catalogue: Option<PathBuf>,
     /// Add the groups a caller asserts (`Caller::groups`) to the agent's groups from the
     /// entities file. Only for deployments where the caller is a trusted platform.
     pub trust_caller_groups: bool,
@@ -73,9 +77,14 @@ pub struct PolicySources {
 impl PolicySources {
     /// Makes relative paths relative to `base` (the config file's folder).
     pub fn resolve_relative_to(&mut self, base: &Path) {
-        for p in [&mut self.policies, &mut self.entities, &mut self.grants]
-            .into_iter()
-            .flatten()
+        for p in [
+            &mut self.policies,
+            &mut self.entities,
+            &mut self.grants,
+            &mut self.catalogue,
+        ]
+        .into_iter()
+        .flatten()
         {
             if p.is_relative() {
                 *p = base.join(&*p);

@@ -255,3 +255,143 @@ fn a_base_policy_is_turned_off_only_by_name_and_unknown_names_are_refused() {
     assert!(err.to_string().contains("disabled_base_policies"), "{err}");
     assert!(err.message.contains("public-skills"), "{err}");
 }
+
+// Issue 21, item 5: groups, grants and builders never cross tenants, and agents name only
+// declared tenants, groups and builders.
+
+const TENANTS: &str = r#"
+  {"uid": {"type": "Tenant", "id": "acme"}, "attrs": {}, "parents": []},
+  {"uid": {"type": "Tenant", "id": "globex"}, "attrs": {}, "parents": []},
+  {"uid": {"type": "AgentGroup", "id": "globex-team"},
+   "attrs": {"tenant": {"__entity": {"type": "Tenant", "id": "globex"}}}, "parents": []},
+  {"uid": {"type": "Builder", "id": "builder-globex"},
+   "attrs": {"tenant": {"__entity": {"type": "Tenant", "id": "globex"}}}, "parents": []}"#;
+
+fn agent(id: &str, tenant: &str, parents: &str) -> String {
+    format!(
+        r#"{{"uid": {{"type": "Agent", "id": "{id}"}},
+   "attrs": {{"tenant": {{"__entity": {{"type": "Tenant", "id": "{tenant}"}}}},
+             "can_execute_code": true, "quarantined": false}}, "parents": [{parents}]}}"#
+    )
+}
+
+fn entities(extra: &[String]) -> String {
+    let mut items = vec![TENANTS.to_string()];
+    items.extend(extra.iter().cloned());
+    format!("[{}]", items.join(",\n"))
+}
+
+#[test]
+fn a_grant_of_a_foreign_group_on_a_skill_is_refused() {
+    let grants = r#"[{"template": "restricted-grant", "principal": {"type": "AgentGroup", "id": "globex-team"},
+                      "resource": {"type": "Skill", "id": "acme/payroll"}}]"#;
+    let err = Policy::builtin()
+        .unwrap()
+        .with_entities_json("e.json", &entities(&[]))
+        .unwrap()
+        .with_grants_json("g.json", grants)
+        .unwrap_err();
+    assert_eq!(err.file, "g.json");
+    assert!(
+        err.message.contains("globex-team") && err.message.contains("acme/payroll"),
+        "{err}"
+    );
+    // Loading the entities after the grants refuses it too.
+    let err = Policy::builtin()
+        .unwrap()
+        .with_grants_json("g.json", grants)
+        .unwrap()
+        .with_entities_json("e.json", &entities(&[]))
+        .unwrap_err();
+    assert!(err.message.contains("globex-team"), "{err}");
+}
+
+#[test]
+fn an_agent_in_a_foreign_group_through_a_group_of_its_own_is_refused() {
+    let acme_group = r#"{"uid": {"type": "AgentGroup", "id": "acme-team"},
+   "attrs": {"tenant": {"__entity": {"type": "Tenant", "id": "acme"}}},
+   "parents": [{"type": "AgentGroup", "id": "globex-team"}]}"#
+        .to_string();
+    let err = Policy::builtin()
+        .unwrap()
+        .with_entities_json(
+            "e.json",
+            &entities(&[
+                acme_group,
+                agent("a", "acme", r#"{"type": "AgentGroup", "id": "acme-team"}"#),
+            ]),
+        )
+        .unwrap_err();
+    assert!(
+        err.message.contains("acme-team") && err.message.contains("globex-team"),
+        "{err}"
+    );
+}
+
+#[test]
+fn agents_naming_undeclared_or_foreign_tenants_groups_or_builders_are_refused() {
+    for (parents, tenant, needle) in [
+        ("", "initech", "initech"),
+        (
+            r#"{"type": "AgentGroup", "id": "ghosts"}"#,
+            "acme",
+            "ghosts",
+        ),
+        (r#"{"type": "Builder", "id": "nobody"}"#, "acme", "nobody"),
+        (
+            r#"{"type": "Builder", "id": "builder-globex"}"#,
+            "acme",
+            "builder-globex",
+        ),
+    ] {
+        let err = Policy::builtin()
+            .unwrap()
+            .with_entities_json("e.json", &entities(&[agent("a", tenant, parents)]))
+            .unwrap_err();
+        assert!(err.message.contains(needle), "{needle}: {err}");
+        assert!(err.message.contains("agent `a`"), "{needle}: {err}");
+    }
+}
+
+#[test]
+fn a_catalogued_skill_owned_by_a_foreign_builder_is_refused() {
+    let catalogue = format!(
+        r#"[{{"name": "notes", "tenant": "acme", "owner": "builder-globex", "visibility": "private", "digest": "{}"}}]"#,
+        "ab".repeat(32)
+    );
+    let err = Policy::builtin()
+        .unwrap()
+        .with_entities_json("e.json", &entities(&[]))
+        .unwrap()
+        .with_catalogue_json("c.json", &catalogue)
+        .unwrap_err();
+    assert_eq!(err.file, "c.json");
+    assert!(err.message.contains("builder-globex"), "{err}");
+}
+
+#[test]
+fn malformed_catalogue_records_are_refused_at_their_line() {
+    let p = Policy::builtin().unwrap();
+    let err = p
+        .clone()
+        .with_catalogue_json(
+            "c.json",
+            "[\n  {\"name\": \"a\", \"tenant\": \"acme\", \"visibility\": \"public\", \"digest\": \"abc\"}\n]",
+        )
+        .unwrap_err();
+    assert_eq!(err.line, Some(2), "{err}");
+    assert!(err.message.contains("digest"), "{err}");
+    let d = "cd".repeat(32);
+    let twice = format!(
+        "[\n  {{\"name\": \"a\", \"tenant\": \"acme\", \"visibility\": \"public\", \"digest\": \"{d}\"}},\n  {{\"name\": \"b\", \"tenant\": \"acme\", \"visibility\": \"public\", \"digest\": \"{d}\"}}\n]"
+    );
+    let err = p.clone().with_catalogue_json("c.json", &twice).unwrap_err();
+    assert_eq!(err.line, Some(3), "{err}");
+    let err = p
+        .with_catalogue_json(
+            "c.json",
+            &format!("[{{\"name\": \"a\", \"tenant\": \"acme\", \"visibility\": \"secret\", \"digest\": \"{d}\"}}]"),
+        )
+        .unwrap_err();
+    assert!(err.message.contains("secret"), "{err}");
+}

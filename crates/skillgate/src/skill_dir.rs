@@ -32,6 +32,11 @@
 //!
 //! A `skillgate.` key not in this table is an error (a typo must not silently drop a
 //! setting); other `metadata` keys belong to other tools and are ignored.
+//!
+//! `visibility`, `owner` and `tenant` are claims, not facts: the policy gate takes them
+//! from the operator's catalogue record for the skill's digest (a digest of every file of
+//! the folder: [`crate::skill_digest`]), refuses a `SKILL.md` that disagrees with the
+//! record, and runs a skill without a record only as its caller's own code.
 use serde::Deserialize;
 use skillgate_core::{Language, LimitOverrides, Skill, Visibility, units};
 use std::collections::BTreeMap;
@@ -331,6 +336,7 @@ pub fn load(dir: &Path) -> Result<Skill, SkillError> {
         .entry(entry)
         .visibility(visibility)
         .limits(limits)
+        .digest(crate::skill_digest::folder(&folder)?)
         .source_dir(folder);
     if let Some(s) = input_schema {
         b = b.input_schema(s);

@@ -30,6 +30,9 @@ pub struct Assembled {
     /// Who is quarantined: the monitor's store, or nobody when the monitor is disabled.
     /// The policy layer reads it (its quarantine `forbid`).
     pub quarantine: Arc<dyn QuarantineSource>,
+    /// The policy gate of the policy layer (`None` when that layer is disabled): its
+    /// entities decide a caller's tenant.
+    pub policy: Option<Arc<skillgate_policy::Policy>>,
 }
 
 /// Builds the pipeline `config` describes, without the `disabled` layers.
@@ -85,13 +88,17 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
             skillgate_monitor::MonitorLayer::new(monitor),
         );
     }
+    let mut gate = None;
     if enabled(LayerName::Policy) {
-        let policy = skillgate_policy::Policy::load(&config.policy)
-            .map_err(|e| AssembleError {
-                layer: LayerName::Policy,
-                message: e.to_string(),
-            })?
-            .with_quarantine(quarantine.clone());
+        let policy = Arc::new(
+            skillgate_policy::Policy::load(&config.policy)
+                .map_err(|e| AssembleError {
+                    layer: LayerName::Policy,
+                    message: e.to_string(),
+                })?
+                .with_quarantine(quarantine.clone()),
+        );
+        gate = Some(policy.clone());
         if config.policy.entities.is_none() {
             notices.push(
                 "no [policy] entities file is configured: every agent is unknown, so the policy layer denies every execution".into(),
@@ -142,6 +149,7 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
         service,
         notices,
         quarantine,
+        policy: gate,
     })
 }
 

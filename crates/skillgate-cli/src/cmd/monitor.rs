@@ -30,9 +30,9 @@ enum MonitorCommand {
         /// One agent in detail.
         #[arg(long, value_name = "ID")]
         agent: Option<String>,
-        /// The agent's tenant.
-        #[arg(long, value_name = "ID", default_value = "default")]
-        tenant: String,
+        /// The agent's tenant, only for an agent the entities file does not declare.
+        #[arg(long, value_name = "ID")]
+        tenant: Option<String>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -42,9 +42,9 @@ enum MonitorCommand {
         /// The agent.
         #[arg(long, value_name = "ID")]
         agent: String,
-        /// The agent's tenant.
-        #[arg(long, value_name = "ID", default_value = "default")]
-        tenant: String,
+        /// The agent's tenant, only for an agent the entities file does not declare.
+        #[arg(long, value_name = "ID")]
+        tenant: Option<String>,
         /// Who releases it (default: $USER).
         #[arg(long, value_name = "NAME")]
         by: Option<String>,
@@ -71,6 +71,16 @@ fn open(args: &MonitorArgs) -> Result<(Store, Config), UsageError> {
     Ok((Store::open(&dir, config.monitor.durability)?, config))
 }
 
+/// The tenant of `agent`: the one the config's entities file (`[policy] entities`) gives
+/// it, as `skillgate run` decides it; `claimed` only for an agent the file does not declare.
+fn agent_tenant(config: &Config, agent: &str, claimed: Option<&str>) -> Result<String, UsageError> {
+    let policy = match &config.policy.entities {
+        Some(_) => Some(skillgate_policy::Policy::load(&config.policy)?),
+        None => None,
+    };
+    crate::cmd::policy::caller_tenant(policy.as_ref(), agent, claimed)
+}
+
 pub(crate) fn run(args: MonitorArgs) -> Result<ExitCode, UsageError> {
     let (store, config) = open(&args)?;
     let now = now_ms();
@@ -83,6 +93,7 @@ pub(crate) fn run(args: MonitorArgs) -> Result<ExitCode, UsageError> {
             Ok(ExitCode::SUCCESS)
         }
         MonitorCommand::Release { agent, tenant, by } => {
+            let tenant = agent_tenant(&config, &agent, tenant.as_deref())?;
             let by = by
                 .or_else(|| std::env::var("USER").ok())
                 .unwrap_or_else(|| "unknown".into());
@@ -111,7 +122,10 @@ pub(crate) fn run(args: MonitorArgs) -> Result<ExitCode, UsageError> {
             format,
         } => {
             let statuses: Vec<AgentStatus> = match &agent {
-                Some(a) => vec![store.agent_status(&tenant, a, now, strikes_since)?],
+                Some(a) => {
+                    let tenant = agent_tenant(&config, a, tenant.as_deref())?;
+                    vec![store.agent_status(&tenant, a, now, strikes_since)?]
+                }
                 None => store
                     .agents()?
                     .iter()

@@ -24,8 +24,10 @@ enum PolicyCommand {
     Check(CheckArgs),
     /// Run a policy test file (requests with expected decisions); exit 1 if a case fails.
     Test(TestArgs),
-    /// The skills (folders under --skills) an agent may execute.
+    /// The skills (folders under --skills) an agent may see (`view`, as `check --action view` decides).
     ListSkills(ListArgs),
+    /// Print a skill folder's digest: what its catalogue record's `digest` must be.
+    Digest(DigestArgs),
 }
 
 /// The policy layer's files, overriding the config's `[policy]` section (also flattened
@@ -41,6 +43,9 @@ pub(crate) struct PolicyFileArgs {
     /// The grants file (restricted-skill grants).
     #[arg(long, value_name = "FILE")]
     grants: Option<PathBuf>,
+    /// The catalogue file: each skill's tenant, owner and visibility, by digest.
+    #[arg(long, value_name = "FILE")]
+    catalogue: Option<PathBuf>,
 }
 
 impl PolicyFileArgs {
@@ -54,6 +59,9 @@ impl PolicyFileArgs {
         }
         if let Some(p) = &self.grants {
             sources.grants = Some(p.clone());
+        }
+        if let Some(p) = &self.catalogue {
+            sources.catalogue = Some(p.clone());
         }
     }
 }
@@ -96,7 +104,8 @@ struct CheckArgs {
     /// The agent's id.
     #[arg(long, value_name = "ID")]
     agent: String,
-    /// The agent's tenant (default: its tenant in the entities file).
+    /// The agent's tenant, only for an agent the entities file does not declare (the file
+    /// decides a declared agent's tenant; a --tenant that disagrees is refused).
     #[arg(long, value_name = "ID")]
     tenant: Option<String>,
     /// The skill folder.
@@ -128,18 +137,28 @@ struct ListArgs {
     /// The agent's id.
     #[arg(long, value_name = "ID")]
     agent: String,
-    /// The agent's tenant (default: its tenant in the entities file).
+    /// The agent's tenant, only for an agent the entities file does not declare.
     #[arg(long, value_name = "ID")]
     tenant: Option<String>,
     /// A folder of skill folders (or one skill folder); repeatable.
     #[arg(long, value_name = "DIR", default_value = ".")]
     skills: Vec<PathBuf>,
-    /// Also list the skills the agent may not execute, with the decision.
+    /// Also list the skills the agent may not see, with the decision.
     #[arg(long)]
     all: bool,
     #[command(flatten)]
     sources: SourceArgs,
     /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+#[derive(Debug, Args)]
+struct DigestArgs {
+    /// The skill folder.
+    dir: PathBuf,
+    /// `text`: the digest alone; `json`: a catalogue record to fill in, from what the
+    /// folder's SKILL.md says.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
@@ -154,6 +173,7 @@ pub(crate) fn run(args: PolicyArgs) -> Result<ExitCode, UsageError> {
         PolicyCommand::Check(a) => check(a),
         PolicyCommand::Test(a) => test(a),
         PolicyCommand::ListSkills(a) => list(a),
+        PolicyCommand::Digest(a) => digest(a),
     }
 }
 
@@ -171,14 +191,32 @@ fn validate(args: SourceArgs) -> Result<ExitCode, UsageError> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn caller(policy: &Policy, agent: &str, tenant: &Option<String>) -> Caller {
-    // An agent absent from the entities file and given no tenant gets the empty tenant:
-    // it has no rights anyway.
-    let tenant = tenant
-        .clone()
-        .or_else(|| policy.agent_tenant(agent))
-        .unwrap_or_default();
-    Caller::new(agent, tenant)
+/// The tenant of an agent that the entities file does not declare and no --tenant names.
+pub(crate) const UNKNOWN_AGENT_TENANT: &str = "default";
+
+/// The calling agent's tenant: the entities file's for an agent it declares (a `claimed`
+/// tenant that disagrees is refused, naming both), else `claimed`, else
+/// [`UNKNOWN_AGENT_TENANT`] (such an agent has no rights anyway).
+pub(crate) fn caller_tenant(
+    policy: Option<&Policy>,
+    agent: &str,
+    claimed: Option<&str>,
+) -> Result<String, UsageError> {
+    match (policy.and_then(|p| p.agent_tenant(agent)), claimed) {
+        (Some(known), Some(claimed)) if known != claimed => Err(UsageError(format!(
+            "agent `{agent}` belongs to tenant `{known}` in the entities file, not to `{claimed}` as --tenant says"
+        ))),
+        (Some(known), _) => Ok(known),
+        (None, Some(claimed)) => Ok(claimed.to_string()),
+        (None, None) => Ok(UNKNOWN_AGENT_TENANT.to_string()),
+    }
+}
+
+fn caller(policy: &Policy, agent: &str, tenant: &Option<String>) -> Result<Caller, UsageError> {
+    Ok(Caller::new(
+        agent,
+        caller_tenant(Some(policy), agent, tenant.as_deref())?,
+    ))
 }
 
 fn print_decision(d: &Decision, format: Format) -> Result<(), UsageError> {
@@ -200,7 +238,7 @@ fn print_decision(d: &Decision, format: Format) -> Result<(), UsageError> {
 fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
     let (policy, limits) = args.sources.load()?;
     let skill = skill_dir::load(&args.skill)?;
-    let caller = caller(&policy, &args.agent, &args.tenant);
+    let caller = caller(&policy, &args.agent, &args.tenant)?;
     let d = policy.authorize(
         &caller,
         &skill,
@@ -263,10 +301,14 @@ fn list(args: ListArgs) -> Result<ExitCode, UsageError> {
     let mut skills: Vec<Skill> = Vec::new();
     for dir in &args.skills {
         for path in skill_dirs(dir)? {
-            skills.push(skill_dir::load(&path)?);
+            // One broken folder hides only itself.
+            match skill_dir::load(&path) {
+                Ok(skill) => skills.push(skill),
+                Err(e) => anstream::eprintln!("warning: skipped {}: {e}", path.display()),
+            }
         }
     }
-    let caller = caller(&policy, &args.agent, &args.tenant);
+    let caller = caller(&policy, &args.agent, &args.tenant)?;
     let listed: Vec<_> = policy
         .list_skills(&caller, &skills, &limits)
         .into_iter()
@@ -284,6 +326,24 @@ fn list(args: ListArgs) -> Result<ExitCode, UsageError> {
                     l.visibility
                 );
             }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn digest(args: DigestArgs) -> Result<ExitCode, UsageError> {
+    let skill = skill_dir::load(&args.dir)?;
+    match args.format {
+        Format::Text => println!("{}", skill.digest),
+        Format::Json => {
+            let record = skillgate_policy::Record {
+                name: skill.name.clone(),
+                digest: skill.digest.clone(),
+                tenant: skill.tenant.clone().unwrap_or_default(),
+                owner: skill.owner.clone(),
+                visibility: skill.visibility,
+            };
+            println!("{}", serde_json::to_string(&record)?);
         }
     }
     Ok(ExitCode::SUCCESS)

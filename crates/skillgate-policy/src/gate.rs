@@ -18,6 +18,10 @@ use skillgate_core::{Caller, ExecRequest, NoQuarantine, QuarantineSource, Skill}
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// How a pipeline computes the limits a request runs with (see
+/// [`Policy::with_run_limits`]).
+pub type RunLimits = Arc<dyn Fn(&ExecRequest) -> skillgate_core::Limits + Send + Sync>;
+
 /// The Cedar policy gate, usable alone or as [`PolicyLayer`](crate::PolicyLayer).
 ///
 /// Everything is parsed and validated once, at load; a request builds a small entity set
@@ -69,6 +73,8 @@ pub struct Policy {
     /// The ancestors of each agent of `entities`.
     ancestors: Arc<crate::request::Ancestors>,
     quarantine: Arc<dyn QuarantineSource>,
+    /// The limits a request runs with, when the pipeline says how it computes them.
+    run_limits: Option<RunLimits>,
     trust_caller_groups: bool,
     uids: Uids,
     /// The schema's action entities, added to every request's entity set.
@@ -140,6 +146,7 @@ impl Policy {
             catalogue: Arc::default(),
             ancestors: Arc::default(),
             quarantine: Arc::new(NoQuarantine),
+            run_limits: None,
             trust_caller_groups: false,
             uids: Uids::new(),
             authorizer: Arc::new(Authorizer::new()),
@@ -246,6 +253,15 @@ impl Policy {
     /// Sets where quarantine verdicts come from (default: nobody is quarantined).
     pub fn with_quarantine(mut self, source: Arc<dyn QuarantineSource>) -> Policy {
         self.quarantine = source;
+        self
+    }
+
+    /// Sets how the limits a request runs with are computed (the caller's requests and the
+    /// maxima included), so the context `execute` is decided on is what will run. Without
+    /// it, [`authorize_request`](Self::authorize_request) takes the skill's requests over
+    /// the request's spec.
+    pub fn with_run_limits(mut self, limits: RunLimits) -> Policy {
+        self.run_limits = Some(limits);
         self
     }
 
@@ -408,10 +424,14 @@ impl Policy {
         self
     }
 
-    /// The decision for an execution request: `execute`, with the context from the skill
-    /// and the request's spec.
+    /// The decision for an execution request: `execute`, with the context from the limits
+    /// the run gets ([`with_run_limits`](Self::with_run_limits)), else from the skill's
+    /// requests over the request's spec.
     pub fn authorize_request(&self, req: &ExecRequest) -> Decision {
-        let facts = RunFacts::for_skill(&req.skill, &req.spec.limits);
+        let facts = match &self.run_limits {
+            Some(limits) => RunFacts::for_limits(&req.skill, &limits(req)),
+            None => RunFacts::for_skill(&req.skill, &req.spec.limits),
+        };
         self.authorize(&req.caller, &req.skill, Action::Execute, &facts)
     }
 }

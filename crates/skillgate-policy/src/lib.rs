@@ -38,7 +38,7 @@ pub mod testfile;
 pub use catalogue::{Catalogue, Record};
 pub use decision::{Decision, DecisionError, PolicyDecision, Verdict};
 pub use error::LoadError;
-pub use gate::Policy;
+pub use gate::{Policy, RunLimits};
 pub use layer::{
     BASE_LIFTED, DEFAULT_DENY, PolicyLayer, PolicyService, REQUEST_ERROR, deny_findings,
     lifted_findings,

@@ -94,6 +94,18 @@ impl RunFacts {
         }
     }
 
+    /// The facts of running `skill` with exactly `limits` (the limits the run gets, after
+    /// the caller's requests and the maxima).
+    pub fn for_limits(skill: &Skill, limits: &Limits) -> RunFacts {
+        RunFacts::for_skill(
+            &Skill {
+                limits: Default::default(),
+                ..skill.clone()
+            },
+            limits,
+        )
+    }
+
     /// The Cedar context record (`RunContext` in the schema).
     pub fn to_context(&self) -> Result<Context, String> {
         let limits = RestrictedExpression::new_record([

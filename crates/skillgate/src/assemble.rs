@@ -96,7 +96,8 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
                     layer: LayerName::Policy,
                     message: e.to_string(),
                 })?
-                .with_quarantine(quarantine.clone()),
+                .with_quarantine(quarantine.clone())
+                .with_run_limits(run_limits(config, enabled(LayerName::Isolation))),
         );
         gate = Some(policy.clone());
         if config.policy.entities.is_none() {
@@ -151,6 +152,18 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
         quarantine,
         policy: gate,
     })
+}
+
+/// The limits a request runs with, as the isolation layer computes them (its maxima only
+/// when it runs), for the policy layer to decide on.
+fn run_limits(config: &Config, isolation: bool) -> skillgate_policy::RunLimits {
+    let defaults = config.limits;
+    let isolation = if isolation {
+        config.isolation.clone()
+    } else {
+        crate::isolation::IsolationConfig::default()
+    };
+    Arc::new(move |req| crate::isolation::limits_for(&defaults, &isolation, req).0)
 }
 
 /// The secrets layer `[secrets]` describes, and notices about gitleaks rules that could

@@ -5,7 +5,7 @@
 use crate::UsageError;
 use crate::render::Format;
 use clap::{Args, Subcommand};
-use skillgate::{Caller, Config, Limits, Skill, skill_dir};
+use skillgate::{Caller, Config, ExecRequest, Skill, skill_dir};
 use skillgate_policy::{Action, Decision, Policy, PolicySources, RunFacts, testfile};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -78,24 +78,24 @@ struct SourceArgs {
 }
 
 impl SourceArgs {
-    fn sources(&self) -> Result<(PolicySources, Limits), UsageError> {
+    fn sources(&self) -> Result<(PolicySources, Config), UsageError> {
         let config = match &self.config {
             Some(p) => Config::load(p)?,
             None => Config::default(),
         };
-        let mut sources = config.policy;
+        let mut sources = config.policy.clone();
         self.files.apply(&mut sources);
-        Ok((sources, config.limits))
+        Ok((sources, config))
     }
 
     /// Loads the gate; warns on stderr for every base policy turned off.
-    fn load(&self) -> Result<(Policy, Limits), UsageError> {
-        let (sources, limits) = self.sources()?;
+    fn load(&self) -> Result<(Policy, Config), UsageError> {
+        let (sources, config) = self.sources()?;
         let policy = Policy::load(&sources)?;
         for finding in skillgate_policy::lifted_findings(&policy) {
             anstream::eprintln!("warning: {}", finding.message);
         }
-        Ok((policy, limits))
+        Ok((policy, config))
     }
 }
 
@@ -236,14 +236,17 @@ fn print_decision(d: &Decision, format: Format) -> Result<(), UsageError> {
 }
 
 fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
-    let (policy, limits) = args.sources.load()?;
+    let (policy, config) = args.sources.load()?;
     let skill = skill_dir::load(&args.skill)?;
     let caller = caller(&policy, &args.agent, &args.tenant)?;
+    // The limits `run` would decide on: the skill's requests clamped to the maxima.
+    let req = ExecRequest::new(caller, skill, serde_json::Value::Null);
+    let (limits, _) = skillgate::isolation::limits_for(&config.limits, &config.isolation, &req);
     let d = policy.authorize(
-        &caller,
-        &skill,
+        &req.caller,
+        &req.skill,
         args.action,
-        &RunFacts::for_skill(&skill, &limits),
+        &RunFacts::for_limits(&req.skill, &limits),
     );
     print_decision(&d, args.format)?;
     Ok(if d.is_allowed() {
@@ -297,7 +300,7 @@ fn skill_dirs(dir: &Path) -> Result<Vec<PathBuf>, UsageError> {
 }
 
 fn list(args: ListArgs) -> Result<ExitCode, UsageError> {
-    let (policy, limits) = args.sources.load()?;
+    let (policy, config) = args.sources.load()?;
     let mut skills: Vec<Skill> = Vec::new();
     for dir in &args.skills {
         for path in skill_dirs(dir)? {
@@ -310,7 +313,7 @@ fn list(args: ListArgs) -> Result<ExitCode, UsageError> {
     }
     let caller = caller(&policy, &args.agent, &args.tenant)?;
     let listed: Vec<_> = policy
-        .list_skills(&caller, &skills, &limits)
+        .list_skills(&caller, &skills, &config.limits)
         .into_iter()
         .filter(|l| args.all || l.decision.is_allowed())
         .collect();

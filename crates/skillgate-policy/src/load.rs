@@ -300,7 +300,7 @@ pub(crate) fn merge(
 }
 
 /// Parses a Cedar entities JSON file against `schema`. Skill entities are refused:
-/// a skill's attributes come from its folder.
+/// a skill's attributes come from the catalogue.
 pub(crate) fn parse_entities(
     schema: &Schema,
     file: &str,
@@ -317,7 +317,7 @@ pub(crate) fn parse_entities(
                 file,
                 text,
                 i,
-                "Skill entities do not belong in the entities file: a skill's tenant, owner and visibility come from its SKILL.md",
+                "Skill entities do not belong in the entities file: a skill's tenant, owner and visibility come from its catalogue record ([policy] catalogue)",
             ));
         }
     }

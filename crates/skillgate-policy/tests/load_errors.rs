@@ -135,7 +135,7 @@ fn skill_entities_are_refused_in_the_entities_file() {
         .unwrap()
         .with_entities_json("e.json", "[{\"uid\": {\"type\": \"Skill\", \"id\": \"acme/x\"}, \"attrs\": {}, \"parents\": []}]")
         .unwrap_err();
-    assert!(err.message.contains("SKILL.md"), "{err}");
+    assert!(err.message.contains("catalogue"), "{err}");
 }
 
 #[test]

@@ -181,9 +181,10 @@ fn validate(args: SourceArgs) -> Result<ExitCode, UsageError> {
     let (policy, _) = args.load()?;
     let ids = policy.policy_ids();
     println!(
-        "ok: {} policies and grants, {} entities",
+        "ok: {} policies and grants, {} entities, {} catalogue records",
         ids.len(),
-        policy.entities().len()
+        policy.entities().len(),
+        policy.catalogue().len()
     );
     for (id, file) in ids {
         println!("  {id}  ({file})");

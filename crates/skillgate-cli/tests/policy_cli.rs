@@ -135,6 +135,8 @@ fn broken_files_exit_2_naming_file_and_line() {
         ])
         .args(["--agent", "analyst-1", "--tenant", "acme", "--entities"])
         .arg(&bad)
+        .arg("--state-dir")
+        .arg(dir.path().join("state"))
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
@@ -241,6 +243,7 @@ fn list_skills_enumerates_what_an_agent_may_see() {
 
 #[test]
 fn the_readme_command_passes_the_policy_layer_and_strangers_are_denied() {
+    let state = tempfile::tempdir().unwrap();
     let run = |agent: &str| {
         skillgate()
             .args([
@@ -258,7 +261,9 @@ fn the_readme_command_passes_the_policy_layer_and_strangers_are_denied() {
                 "examples/skillgate.toml",
                 "--format",
                 "json",
+                "--state-dir",
             ])
+            .arg(state.path())
             .output()
             .unwrap()
     };

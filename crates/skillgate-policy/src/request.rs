@@ -3,7 +3,7 @@ use cedar_policy::{
     Context, Entities, Entity, EntityId, EntityTypeName, EntityUid, EvalResult,
     RestrictedExpression,
 };
-use skillgate_core::{Caller, Limits, Skill};
+use skillgate_core::{Caller, LimitOverrides, Limits, Skill};
 use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
 use std::time::Duration;
@@ -78,7 +78,17 @@ impl RunFacts {
     /// The facts of running `skill`: its own limit requests where it makes them, the
     /// `defaults` otherwise.
     pub fn for_skill(skill: &Skill, defaults: &Limits) -> RunFacts {
-        let asked = &skill.limits;
+        RunFacts::with_requests(skill, &skill.limits, defaults)
+    }
+
+    /// The facts of running `skill` with exactly `limits` (the limits the run gets, after
+    /// the caller's requests and the maxima).
+    pub fn for_limits(skill: &Skill, limits: &Limits) -> RunFacts {
+        RunFacts::with_requests(skill, &LimitOverrides::default(), limits)
+    }
+
+    /// `asked` over `defaults`.
+    fn with_requests(skill: &Skill, asked: &LimitOverrides, defaults: &Limits) -> RunFacts {
         RunFacts {
             language: skill.language.as_str().to_string(),
             network_requested: !skill.network.is_none(),
@@ -92,18 +102,6 @@ impl RunFacts {
             pids: i64::from(asked.pids.unwrap_or(defaults.pids)),
             file_size_bytes: long(asked.file_size_bytes.unwrap_or(defaults.file_size_bytes)),
         }
-    }
-
-    /// The facts of running `skill` with exactly `limits` (the limits the run gets, after
-    /// the caller's requests and the maxima).
-    pub fn for_limits(skill: &Skill, limits: &Limits) -> RunFacts {
-        RunFacts::for_skill(
-            &Skill {
-                limits: Default::default(),
-                ..skill.clone()
-            },
-            limits,
-        )
     }
 
     /// The Cedar context record (`RunContext` in the schema).

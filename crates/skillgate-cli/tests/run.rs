@@ -18,8 +18,8 @@ fn skillgate() -> Command {
 }
 
 /// The flags every run here takes: the example config and one of its agents for skill
-/// folders; for bare scripts (which belong to no tenant, so the policy gate denies them),
-/// the policy layer switched off: these tests are about the run, not the gate.
+/// folders; for bare scripts, the policy and pre-scan layers switched off: these tests are
+/// about the run, not the gate.
 fn context(args: &[&str]) -> Vec<String> {
     let mut v: Vec<String> = vec!["--state-dir".into(), state_dir().display().to_string()];
     if args.contains(&"--code") {
@@ -414,5 +414,112 @@ fn the_callers_environment_does_not_reach_the_skill() {
     assert!(
         names.iter().any(|n| n == "SKILLGATE_OUTPUT_DIR"),
         "{names:?}"
+    );
+}
+
+/// examples/skillgate.toml with its relative paths made absolute and `edit` applied, in
+/// `dir`; returns the config's path.
+fn example_config(dir: &Path, edit: impl Fn(String) -> String) -> PathBuf {
+    let examples = repo().join("examples");
+    let text = std::fs::read_to_string(examples.join("skillgate.toml"))
+        .unwrap()
+        .replace(
+            "\"entities.json\"",
+            &format!("{:?}", examples.join("entities.json")),
+        )
+        .replace(
+            "\"catalogue.json\"",
+            &format!("{:?}", examples.join("catalogue.json")),
+        );
+    let path = dir.join("skillgate.toml");
+    std::fs::write(&path, edit(text)).unwrap();
+    path
+}
+
+// Issue 21, item 3: the limits the caller asks for, clamped like the isolation layer
+// clamps them, are what the policy decides on.
+#[test]
+fn the_policy_sees_the_callers_limits_clamped_to_the_maxima() {
+    let dir = tempfile::tempdir().unwrap();
+    let policies = dir.path().join("policies");
+    std::fs::create_dir(&policies).unwrap();
+    std::fs::copy(
+        repo().join("rules/policies/visibility.cedar"),
+        policies.join("visibility.cedar"),
+    )
+    .unwrap();
+    std::fs::write(
+        policies.join("limits.cedar"),
+        "@id(\"short-runs\")\nforbid (principal, action == Action::\"execute\", resource)\nwhen { context.limits.wall_timeout_ms > 8000 };\n",
+    )
+    .unwrap();
+    let run = |config: &Path, extra: &[&str]| {
+        let out = skillgate()
+            .args([
+                "run",
+                "examples/skills/analyze-rows",
+                "--input-file",
+                "examples/skills/analyze-rows/sample-input.json",
+                "--agent",
+                "analyst-1",
+                "--format",
+                "json",
+                "--policies",
+            ])
+            .arg(&policies)
+            .arg("--config")
+            .arg(config)
+            .arg("--state-dir")
+            .arg(state_dir())
+            .args(extra)
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        report
+    };
+    let plain = example_config(dir.path(), |t| t);
+    // SKILL.md asks for 5 s: allowed; the caller's 30 s: denied by the policy.
+    assert_eq!(run(&plain, &[])["status"], "ok");
+    let report = run(&plain, &["--timeout", "30s", "--memory", "1GiB"]);
+    assert_eq!(report["status"], "denied", "{report}");
+    assert_eq!(report["findings"][0]["rule_id"], "short-runs", "{report}");
+    // With a maximum of 8 s the request is clamped before the policy sees it.
+    let capped = dir.path().join("capped");
+    std::fs::create_dir(&capped).unwrap();
+    let capped = example_config(&capped, |t| {
+        t.replace(
+            "[isolation.max]\n",
+            "[isolation.max]\nwall_timeout = \"8s\"\n",
+        )
+    });
+    let report = run(&capped, &["--timeout", "30s"]);
+    assert_eq!(report["status"], "ok", "{report}");
+}
+
+// Issue 21, items 1 and 10: a bare script belongs to its caller (its tenant, private to
+// it) and runs when the agent may run code; the entities file gives the tenant.
+#[test]
+fn a_bare_script_runs_as_its_callers_own_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let code = script(dir.path(), "hello.py", "print('{\"hi\": 1}')\n");
+    let run = |agent: &str| {
+        let out = skillgate()
+            .args(["run", "--code", &code, "--lang", "python", "--agent", agent])
+            .args(["--config", "examples/skillgate.toml", "--format", "json"])
+            .arg("--state-dir")
+            .arg(state_dir())
+            .output()
+            .unwrap();
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let report = run("analyst-1");
+    assert_eq!(report["status"], "ok", "{report}");
+    assert_eq!(report["stdout"], "{\"hi\": 1}\n");
+    let report = run("catalogue-bot");
+    assert_eq!(report["status"], "denied", "{report}");
+    assert_eq!(
+        report["findings"][0]["rule_id"], "no-code-right",
+        "{report}"
     );
 }

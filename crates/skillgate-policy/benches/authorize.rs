@@ -3,7 +3,7 @@
 //! 10,000 policies and grants loaded. Criterion's median is the p50.
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use skillgate_core::{Caller, ExecRequest, Language, Skill, Visibility};
-use skillgate_policy::Policy;
+use skillgate_policy::{Catalogue, Policy, Record};
 use std::hint::black_box;
 
 /// Entities: one tenant, `groups` agent groups, one agent in the last group.
@@ -38,14 +38,9 @@ fn grants(n: usize) -> String {
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("authorize");
     for total in [10usize, 1_000, 10_000] {
-        // The five static default policies plus `n` grant links make `total` policies.
-        let n = total - 5;
-        let policy = Policy::builtin()
-            .unwrap()
-            .with_entities_json("bench", &entities(n))
-            .unwrap()
-            .with_grants_json("bench", &grants(n))
-            .unwrap();
+        // The seven static policies (three base, four default) plus `n` grant links make
+        // `total` policies.
+        let n = total - 7;
         let skill = Skill::builder(
             format!("s{}", n - 1),
             Language::Python,
@@ -55,8 +50,25 @@ fn bench(c: &mut Criterion) {
         .owner("builder-alice")
         .visibility(Visibility::Restricted)
         .build();
+        // The operator's record of the skill: it is what the grants name.
+        let record = Record {
+            name: skill.name.clone(),
+            digest: skill.digest.clone(),
+            tenant: "acme".into(),
+            owner: skill.owner.clone(),
+            visibility: Visibility::Restricted,
+        };
+        let policy = Policy::builtin()
+            .unwrap()
+            .with_entities_json("bench", &entities(n))
+            .unwrap()
+            .with_grants_json("bench", &grants(n))
+            .unwrap()
+            .with_catalogue("bench", Catalogue::new([record]).unwrap())
+            .unwrap();
         let req = ExecRequest::new(Caller::new("agent", "acme"), skill, serde_json::json!({}));
-        assert!(policy.authorize_request(&req).is_allowed());
+        let d = policy.authorize_request(&req);
+        assert_eq!(d.reasons, [format!("grant-{n}")], "{d:?}");
         group.bench_with_input(
             BenchmarkId::new("restricted_granted", total),
             &req,

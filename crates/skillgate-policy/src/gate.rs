@@ -1,13 +1,26 @@
 //! [`Policy`]: the loaded schema, policies, grants and entities, and `authorize`.
+use crate::catalogue::Catalogue;
 use crate::decision::{Decision, DecisionError, Verdict};
 use crate::error::LoadError;
 use crate::index::ResourceIndex;
 use crate::load::{self, BUILTIN_POLICIES, BUILTIN_SCHEMA, PolicySources};
+
+/// The built-in default policy files, named as reports show them.
+fn builtin_files() -> Vec<(String, String)> {
+    BUILTIN_POLICIES
+        .iter()
+        .map(|(name, text)| (format!("built-in {name}"), text.to_string()))
+        .collect()
+}
 use crate::request::{Action, RunFacts, Uids};
 use cedar_policy::{Authorizer, Context, Entities, Entity, PolicyId, PolicySet, Request, Schema};
 use skillgate_core::{Caller, ExecRequest, NoQuarantine, QuarantineSource, Skill};
 use std::collections::HashMap;
 use std::sync::Arc;
+
+/// How a pipeline computes the limits a request runs with (see
+/// [`Policy::with_run_limits`]).
+pub type RunLimits = Arc<dyn Fn(&ExecRequest) -> skillgate_core::Limits + Send + Sync>;
 
 /// The Cedar policy gate, usable alone or as [`PolicyLayer`](crate::PolicyLayer).
 ///
@@ -17,7 +30,7 @@ use std::sync::Arc;
 ///
 /// ```
 /// use skillgate_core::{Caller, Language, Skill, Visibility};
-/// use skillgate_policy::{Action, Policy, RunFacts};
+/// use skillgate_policy::{Action, Catalogue, Policy, Record, RunFacts};
 ///
 /// let entities = r#"[
 ///   {"uid": {"type": "Tenant", "id": "acme"}, "attrs": {}, "parents": []},
@@ -26,18 +39,24 @@ use std::sync::Arc;
 ///              "can_execute_code": true, "quarantined": false},
 ///    "parents": []}
 /// ]"#;
-/// let policy = Policy::builtin().unwrap().with_entities_json("inline", entities).unwrap();
 /// let skill = Skill::builder("analyze-rows", Language::Python, b"print(1)".to_vec())
-///     .tenant("acme").owner("builder-alice").visibility(Visibility::Public).build();
+///     .visibility(Visibility::Public).build();
+/// // The operator's record of the skill, by its digest.
+/// let record = Record { name: "analyze-rows".into(), digest: skill.digest.clone(),
+///     tenant: "acme".into(), owner: None, visibility: Visibility::Public };
+/// let policy = Policy::builtin().unwrap()
+///     .with_entities_json("inline", entities).unwrap()
+///     .with_catalogue("inline", Catalogue::new([record]).unwrap()).unwrap();
 /// let facts = RunFacts::for_skill(&skill, &Default::default());
 ///
 /// let ok = policy.authorize(&Caller::new("analyst-1", "acme"), &skill, Action::Execute, &facts);
 /// assert!(ok.is_allowed());
 /// assert_eq!(ok.reasons, vec!["public-skills"]);
 ///
-/// let stranger = policy.authorize(&Caller::new("intruder", "acme"), &skill, Action::Execute, &facts);
+/// // An agent the entities file does not declare gets no right at all.
+/// let stranger = policy.authorize(&Caller::new("intruder", "acme"), &skill, Action::View, &facts);
 /// assert!(!stranger.is_allowed());
-/// assert_eq!(stranger.reasons, vec!["no-code-right"]);
+/// assert!(stranger.errors[0].message.contains("not in the entities file"));
 /// ```
 #[derive(Clone)]
 pub struct Policy {
@@ -46,10 +65,16 @@ pub struct Policy {
     /// `policies` split by the skill their grant links name, what requests run against.
     index: ResourceIndex,
     origin: HashMap<PolicyId, String>,
+    /// Base policies turned off by the operator.
+    lifted: Arc<[String]>,
     entities: Entities,
+    /// The operator's records of skills, by digest.
+    catalogue: Arc<Catalogue>,
     /// The ancestors of each agent of `entities`.
     ancestors: Arc<crate::request::Ancestors>,
     quarantine: Arc<dyn QuarantineSource>,
+    /// The limits a request runs with, when the pipeline says how it computes them.
+    run_limits: Option<RunLimits>,
     trust_caller_groups: bool,
     uids: Uids,
     /// The schema's action entities, added to every request's entity set.
@@ -65,6 +90,7 @@ impl std::fmt::Debug for Policy {
             .field("entities", &self.entities.len())
             .field("quarantine", &self.quarantine)
             .field("trust_caller_groups", &self.trust_caller_groups)
+            .field("lifted", &self.lifted)
             .finish()
     }
 }
@@ -72,48 +98,71 @@ impl std::fmt::Debug for Policy {
 impl Policy {
     /// The built-in schema and policies, no entities (every agent unknown), no grants.
     pub fn builtin() -> Result<Policy, LoadError> {
-        let files: Vec<(String, String)> = BUILTIN_POLICIES
-            .iter()
-            .map(|(name, text)| (format!("built-in {name}"), text.to_string()))
-            .collect();
-        Policy::from_texts(("built-in skillgate.cedarschema", BUILTIN_SCHEMA), &files)
+        Policy::from_texts(
+            ("built-in skillgate.cedarschema", BUILTIN_SCHEMA),
+            &builtin_files(),
+        )
     }
 
-    /// A gate from a schema text and policy file texts, `(file name, text)`.
+    /// A gate from a schema text and policy file texts, `(file name, text)`, on top of the
+    /// [`BASE_POLICIES`] (always loaded).
     pub fn from_texts(
         schema: (&str, &str),
         policy_files: &[(String, String)],
+    ) -> Result<Policy, LoadError> {
+        Policy::from_texts_lifting(schema, policy_files, &[])
+    }
+
+    /// Like [`from_texts`](Self::from_texts), with the base policies named in `lifted`
+    /// turned off (each must be a base policy id). Every decision of the gate then carries
+    /// a finding saying so ([`lifted`](Self::lifted)).
+    pub fn from_texts_lifting(
+        schema: (&str, &str),
+        policy_files: &[(String, String)],
+        lifted: &[String],
     ) -> Result<Policy, LoadError> {
         let (schema_file, schema_text) = schema;
         let schema = load::parse_schema(schema_file, schema_text)?;
         crate::request::check_request_shapes(&schema)
             .map_err(|e| LoadError::file(schema_file, e))?;
-        let mut sets = Vec::with_capacity(policy_files.len());
+        let mut sets = load::base_sets(&schema, lifted)?;
         for (file, text) in policy_files {
             sets.push((file.clone(), load::parse_policy_file(&schema, file, text)?));
         }
         let (policies, origin) = load::merge(sets)?;
         let index = load::index(schema_file, &policies)?;
         let actions = load::action_entities(schema_file, &schema)?;
+        let mut lifted = lifted.to_vec();
+        lifted.sort();
+        lifted.dedup();
         Ok(Policy {
             actions,
             schema,
             index,
             policies,
             origin,
+            lifted: lifted.into(),
             entities: Entities::empty(),
+            catalogue: Arc::default(),
             ancestors: Arc::default(),
             quarantine: Arc::new(NoQuarantine),
+            run_limits: None,
             trust_caller_groups: false,
             uids: Uids::new(),
             authorizer: Arc::new(Authorizer::new()),
         })
     }
 
-    /// Loads what `sources` names (built-in policies when it names no folder).
+    /// Loads what `sources` names (built-in policies when it names no folder; the base
+    /// policies always).
     pub fn load(sources: &PolicySources) -> Result<Policy, LoadError> {
+        let lifted = &sources.disabled_base_policies;
         let mut policy = match &sources.policies {
-            None => Policy::builtin()?,
+            None => Policy::from_texts_lifting(
+                ("built-in skillgate.cedarschema", BUILTIN_SCHEMA),
+                &builtin_files(),
+                lifted,
+            )?,
             Some(dir) => {
                 let dir = load::read_policy_dir(dir)?;
                 let (schema_file, schema_text) = dir.schema.unwrap_or_else(|| {
@@ -122,7 +171,7 @@ impl Policy {
                         BUILTIN_SCHEMA.to_string(),
                     )
                 });
-                Policy::from_texts((&schema_file, &schema_text), &dir.policies)?
+                Policy::from_texts_lifting((&schema_file, &schema_text), &dir.policies, lifted)?
             }
         };
         if let Some(path) = &sources.entities {
@@ -133,19 +182,33 @@ impl Policy {
             let text = load::read_file(path)?;
             policy = policy.with_grants_json(&path.display().to_string(), &text)?;
         }
+        if let Some(path) = &sources.catalogue {
+            let text = load::read_file(path)?;
+            policy = policy.with_catalogue_json(&path.display().to_string(), &text)?;
+        }
         policy.trust_caller_groups = sources.trust_caller_groups;
         Ok(policy)
     }
 
+    /// The base policies turned off (`[policy] disabled_base_policies`), sorted.
+    pub fn lifted(&self) -> &[String] {
+        &self.lifted
+    }
+
     /// Replaces the entities with a Cedar entities JSON document, validated against the
-    /// schema. `file` names it in errors.
+    /// schema. Every agent's, group's and builder's tenant, groups and builder must be
+    /// declared and of one tenant, and the grants and catalogue already loaded must stay
+    /// inside their tenants ([`crate::entities`]). `file` names it in errors.
     pub fn with_entities_json(mut self, file: &str, text: &str) -> Result<Policy, LoadError> {
         self.entities = load::parse_entities(&self.schema, file, text)?;
+        crate::tenancy::check_entities(&self.entities).map_err(|e| LoadError::file(file, e))?;
         self.ancestors = Arc::new(crate::request::agent_ancestors(&self.entities));
+        self.check_tenancy(file)?;
         Ok(self)
     }
 
-    /// Links the grants of a grants JSON document (see [`crate::grants`]).
+    /// Links the grants of a grants JSON document (see [`crate::grants`]). A grant giving
+    /// a skill of one tenant to an agent or group of another is refused.
     pub fn with_grants_json(mut self, file: &str, text: &str) -> Result<Policy, LoadError> {
         load::link_grants(
             &self.schema,
@@ -155,12 +218,50 @@ impl Policy {
             text,
         )?;
         self.index = load::index(file, &self.policies)?;
+        self.check_tenancy(file)?;
         Ok(self)
+    }
+
+    /// Sets the catalogue: the operator's records of skills (see [`crate::catalogue`]). A
+    /// record whose owner is a builder of another tenant is refused; `file` names the
+    /// catalogue in errors.
+    pub fn with_catalogue(mut self, file: &str, catalogue: Catalogue) -> Result<Policy, LoadError> {
+        self.catalogue = Arc::new(catalogue);
+        self.check_tenancy(file)?;
+        Ok(self)
+    }
+
+    /// Sets the catalogue from a catalogue file's JSON text.
+    pub fn with_catalogue_json(self, file: &str, text: &str) -> Result<Policy, LoadError> {
+        let catalogue = Catalogue::from_json(file, text)?;
+        self.with_catalogue(file, catalogue)
+    }
+
+    /// The catalogue (empty unless one was loaded).
+    pub fn catalogue(&self) -> &Catalogue {
+        &self.catalogue
+    }
+
+    /// Checks that the grants and the catalogue stay inside the tenants of the entities;
+    /// `file` is the file just loaded, named in the error.
+    fn check_tenancy(&self, file: &str) -> Result<(), LoadError> {
+        crate::tenancy::check_grants(&self.entities, &self.policies)
+            .and_then(|()| crate::tenancy::check_catalogue(&self.entities, &self.catalogue))
+            .map_err(|e| LoadError::file(file, e))
     }
 
     /// Sets where quarantine verdicts come from (default: nobody is quarantined).
     pub fn with_quarantine(mut self, source: Arc<dyn QuarantineSource>) -> Policy {
         self.quarantine = source;
+        self
+    }
+
+    /// Sets how the limits a request runs with are computed (the caller's requests and the
+    /// maxima included), so the context `execute` is decided on is what will run. Without
+    /// it, [`authorize_request`](Self::authorize_request) takes the skill's requests over
+    /// the request's spec.
+    pub fn with_run_limits(mut self, limits: RunLimits) -> Policy {
+        self.run_limits = Some(limits);
         self
     }
 
@@ -309,6 +410,7 @@ impl Policy {
         crate::request::Parts {
             store: &self.entities,
             ancestors: &self.ancestors,
+            catalogue: &self.catalogue,
             actions: &self.actions,
             uids: &self.uids,
             trust_caller_groups: self.trust_caller_groups,
@@ -322,10 +424,14 @@ impl Policy {
         self
     }
 
-    /// The decision for an execution request: `execute`, with the context from the skill
-    /// and the request's spec.
+    /// The decision for an execution request: `execute`, with the context from the limits
+    /// the run gets ([`with_run_limits`](Self::with_run_limits)), else from the skill's
+    /// requests over the request's spec.
     pub fn authorize_request(&self, req: &ExecRequest) -> Decision {
-        let facts = RunFacts::for_skill(&req.skill, &req.spec.limits);
+        let facts = match &self.run_limits {
+            Some(limits) => RunFacts::for_limits(&req.skill, &limits(req)),
+            None => RunFacts::for_skill(&req.skill, &req.spec.limits),
+        };
         self.authorize(&req.caller, &req.skill, Action::Execute, &facts)
     }
 }
@@ -354,28 +460,37 @@ mod tests {
     fn every_request_entity_set_fits_the_schema() {
         let mut checked = 0;
         for trust in [false, true] {
-            let policy = Policy::builtin()
-                .unwrap()
-                .with_entities_json("entities", ENTITIES)
-                .unwrap()
-                .with_trusted_caller_groups(trust);
-            for (agent, tenant) in [("known", "acme"), ("stranger", "acme"), ("x", "other")] {
-                let caller = Caller::new(agent, tenant).with_groups(["g", "undeclared"]);
-                for visibility in [
-                    Visibility::Public,
-                    Visibility::Restricted,
-                    Visibility::Private,
-                ] {
-                    for (lang, owner) in
-                        [(Language::Python, Some("b")), (Language::JavaScript, None)]
-                    {
-                        let mut skill = Skill::builder("s", lang, b"1".to_vec())
-                            .tenant("acme")
-                            .visibility(visibility);
-                        if let Some(o) = owner {
-                            skill = skill.owner(o);
-                        }
-                        let skill = skill.build();
+            for visibility in [
+                Visibility::Public,
+                Visibility::Restricted,
+                Visibility::Private,
+            ] {
+                for (lang, owner) in [(Language::Python, Some("b")), (Language::JavaScript, None)] {
+                    let mut skill = Skill::builder("s", lang, b"1".to_vec())
+                        .tenant("acme")
+                        .visibility(visibility);
+                    if let Some(o) = owner {
+                        skill = skill.owner(o);
+                    }
+                    let skill = skill.build();
+                    let record = crate::Record {
+                        name: "s".into(),
+                        digest: skill.digest.clone(),
+                        tenant: "acme".into(),
+                        owner: owner.map(String::from),
+                        visibility,
+                    };
+                    let bare = Policy::builtin()
+                        .unwrap()
+                        .with_entities_json("entities", ENTITIES)
+                        .unwrap()
+                        .with_trusted_caller_groups(trust);
+                    let catalogued = bare
+                        .clone()
+                        .with_catalogue("c", crate::Catalogue::new([record]).unwrap())
+                        .unwrap();
+                    for policy in [&bare, &catalogued] {
+                        let caller = Caller::new("known", "acme").with_groups(["g", "undeclared"]);
                         for quarantined in [false, true] {
                             let got = policy.parts().checked_entities(
                                 &policy.schema,
@@ -383,14 +498,23 @@ mod tests {
                                 &skill,
                                 quarantined,
                             );
-                            assert!(got.is_ok(), "{agent} {visibility:?} {owner:?}: {got:?}");
+                            assert!(got.is_ok(), "{visibility:?} {owner:?}: {got:?}");
                             checked += 1;
                         }
+                        // Nobody declared `stranger`: no request is built for it.
+                        let stranger = Caller::new("stranger", "acme");
+                        let got = policy.parts().checked_entities(
+                            &policy.schema,
+                            &stranger,
+                            &skill,
+                            false,
+                        );
+                        assert!(got.is_err());
                     }
                 }
             }
         }
-        assert_eq!(checked, 72);
+        assert_eq!(checked, 48);
     }
 
     /// The context built from run facts fits the schema (requests skip that check).

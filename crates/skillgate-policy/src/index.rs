@@ -121,6 +121,8 @@ when { resource.visibility == "restricted" };
             let quarantined = a == 10;
             let parents = if a == 2 {
                 r#"{"type": "Builder", "id": "b"}"#.to_string()
+            } else if t == "other" {
+                String::new()
             } else {
                 format!(r#"{{"type": "AgentGroup", "id": "g{}"}}"#, a * 4)
             };
@@ -143,7 +145,7 @@ when { resource.visibility == "restricted" };
                 i % 150
             ));
         }
-        for a in [1, 3, 9, 10, 11] {
+        for a in [1, 3, 9, 10] {
             items.push(format!(
                 r#"{{"template": "restricted-grant", "principal": {{"type": "Agent", "id": "a{a}"}}, "resource": {{"type": "Skill", "id": "acme/s{}"}}}}"#,
                 a + 100
@@ -171,7 +173,7 @@ when { resource.visibility == "restricted" };
                 _ => Visibility::Restricted,
             };
             out.push(
-                Skill::builder(format!("s{i}"), Language::Python, b"".to_vec())
+                Skill::builder(format!("s{i}"), Language::Python, format!("# s{i}"))
                     .tenant("acme")
                     .owner("b")
                     .visibility(visibility)
@@ -179,12 +181,24 @@ when { resource.visibility == "restricted" };
             );
         }
         out.push(
-            Skill::builder("s0", Language::Python, b"".to_vec())
+            Skill::builder("s0", Language::Python, b"# other s0".to_vec())
                 .tenant("other")
                 .visibility(Visibility::Restricted)
                 .build(),
         );
         out
+    }
+
+    /// A record of every skill of [`skills`], as its metadata says.
+    fn catalogue() -> crate::Catalogue {
+        crate::Catalogue::new(skills().into_iter().map(|s| crate::Record {
+            name: s.name.clone(),
+            digest: s.digest.clone(),
+            tenant: s.tenant.clone().unwrap(),
+            owner: s.owner.clone(),
+            visibility: s.visibility,
+        }))
+        .unwrap()
     }
 
     #[test]
@@ -199,6 +213,8 @@ when { resource.visibility == "restricted" };
             .with_entities_json("entities", &entities())
             .unwrap()
             .with_grants_json("grants", &grants())
+            .unwrap()
+            .with_catalogue("catalogue", catalogue())
             .unwrap();
         let full = indexed.clone().without_index();
         let (mut allowed, mut denied, mut errors) = (0, 0, 0);

@@ -12,6 +12,28 @@ pub const DEFAULT_DENY: &str = "default-deny";
 /// Rule id of the finding for an error outside any policy (the request could not be built).
 pub const REQUEST_ERROR: &str = "policy.request";
 
+/// Rule id of the finding every decision carries for each base policy turned off.
+pub const BASE_LIFTED: &str = "policy.base-lifted";
+
+/// One finding per base policy the operator turned off (`[policy]
+/// disabled_base_policies`): every report of a gate without them says so.
+pub fn lifted_findings(policy: &Policy) -> Vec<Finding> {
+    policy
+        .lifted()
+        .iter()
+        .map(|id| {
+            Finding::new(
+                LayerName::Policy,
+                BASE_LIFTED,
+                Severity::High,
+                format!(
+                    "base policy `{id}` is turned off by [policy] disabled_base_policies: its guarantee does not hold"
+                ),
+            )
+        })
+        .collect()
+}
+
 /// Authorizes every request with a [`Policy`] (`execute` on the request's skill). A deny
 /// makes the outcome `denied`, with one finding per deciding policy (its id as the rule
 /// id) and per error; an allow puts the [`PolicyDecision`] on the request's extensions.
@@ -30,7 +52,7 @@ pub const REQUEST_ERROR: &str = "policy.request";
 /// let out = svc.oneshot(ExecRequest::new(Caller::new("nobody", "acme"), skill, Default::default()))
 ///     .await.unwrap();
 /// assert_eq!(out.status, Status::Denied);
-/// assert_eq!(out.findings[0].rule_id, "no-code-right");
+/// assert_eq!(out.findings[0].rule_id, "policy.request", "an unknown agent has no rights");
 /// # });
 /// ```
 #[derive(Debug, Clone)]
@@ -97,11 +119,13 @@ impl Decide for Policy {
     const LAYER: LayerName = LayerName::Policy;
     fn decide(&self, req: &mut ExecRequest) -> Result<Vec<Finding>, Rejection> {
         let decision = self.authorize_request(req);
+        let lifted = lifted_findings(self);
         if !decision.is_allowed() {
-            let findings = deny_findings(&decision, &req.caller.agent_id, &req.skill.name);
+            let mut findings = deny_findings(&decision, &req.caller.agent_id, &req.skill.name);
+            findings.extend(lifted);
             return Err(Rejection::new(Status::Denied, findings));
         }
         req.extensions.insert(PolicyDecision(decision));
-        Ok(Vec::new())
+        Ok(lifted)
     }
 }

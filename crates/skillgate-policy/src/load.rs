@@ -15,21 +15,28 @@ use std::str::FromStr;
 /// The built-in schema (`rules/policies/skillgate.cedarschema`).
 pub const BUILTIN_SCHEMA: &str = include_str!("../../../rules/policies/skillgate.cedarschema");
 
-/// The built-in policy files (`rules/policies/*.cedar`), by file name.
-pub const BUILTIN_POLICIES: &[(&str, &str)] = &[
+/// The base policies (`rules/policies/base/*.cedar`), by file name: tenant isolation,
+/// the code right and quarantine. They are compiled in and always loaded: a policies
+/// folder of your own adds to them and never replaces them. Only
+/// [`PolicySources::disabled_base_policies`] turns one off, and every decision then says so.
+pub const BASE_POLICIES: &[(&str, &str)] = &[
     (
-        "tenancy.cedar",
-        include_str!("../../../rules/policies/tenancy.cedar"),
+        "base/tenancy.cedar",
+        include_str!("../../../rules/policies/base/tenancy.cedar"),
     ),
     (
-        "agents.cedar",
-        include_str!("../../../rules/policies/agents.cedar"),
-    ),
-    (
-        "visibility.cedar",
-        include_str!("../../../rules/policies/visibility.cedar"),
+        "base/agents.cedar",
+        include_str!("../../../rules/policies/base/agents.cedar"),
     ),
 ];
+
+/// The built-in default policy files (`rules/policies/*.cedar`), by file name: who may
+/// run what (visibility, grants). A policies folder replaces these, never the
+/// [`BASE_POLICIES`].
+pub const BUILTIN_POLICIES: &[(&str, &str)] = &[(
+    "visibility.cedar",
+    include_str!("../../../rules/policies/visibility.cedar"),
+)];
 
 /// Largest policy, schema, entities or grants file read, in bytes.
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
@@ -47,24 +54,37 @@ pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 #[serde(deny_unknown_fields, default)]
 pub struct PolicySources {
     /// A folder of `*.cedar` files, and optionally one `*.cedarschema` file, replacing the
-    /// built-in policies (and schema). Default: the built-in ones.
+    /// built-in default policies (and schema); the [`BASE_POLICIES`] stay. Default: the
+    /// built-in ones.
     pub policies: Option<PathBuf>,
     /// A Cedar entities JSON file: tenants, agents, agent groups, builders. Default:
     /// none, so every agent is unknown and has no right to run code.
     pub entities: Option<PathBuf>,
     /// A grants file linking policy templates (see [`crate::grants`]). Default: none.
     pub grants: Option<PathBuf>,
+    /// The catalogue file: the operator's record (tenant, owner, visibility) of each skill,
+    /// by digest (see [`crate::catalogue`]). Default: none, so every skill is its caller's
+    /// own code.
+    pub catalogue: Option<PathBuf>,
     /// Add the groups a caller asserts (`Caller::groups`) to the agent's groups from the
     /// entities file. Only for deployments where the caller is a trusted platform.
     pub trust_caller_groups: bool,
+    /// Ids of [`BASE_POLICIES`] to turn off (`tenant-isolation`, `no-code-right`,
+    /// `quarantine`). Every decision then carries a finding saying so. Default: none.
+    pub disabled_base_policies: Vec<String>,
 }
 
 impl PolicySources {
     /// Makes relative paths relative to `base` (the config file's folder).
     pub fn resolve_relative_to(&mut self, base: &Path) {
-        for p in [&mut self.policies, &mut self.entities, &mut self.grants]
-            .into_iter()
-            .flatten()
+        for p in [
+            &mut self.policies,
+            &mut self.entities,
+            &mut self.grants,
+            &mut self.catalogue,
+        ]
+        .into_iter()
+        .flatten()
         {
             if p.is_relative() {
                 *p = base.join(&*p);
@@ -209,6 +229,44 @@ fn annotated_id(
     }
 }
 
+/// The ids of the base policies, in [`BASE_POLICIES`] order.
+pub const BASE_POLICY_IDS: &[&str] = &["tenant-isolation", "no-code-right", "quarantine"];
+
+/// The base policy files parsed against `schema`, without the policies `lifted` names
+/// (each must be a base policy id).
+pub(crate) fn base_sets(
+    schema: &Schema,
+    lifted: &[String],
+) -> Result<Vec<(String, PolicySet)>, LoadError> {
+    const SETTING: &str = "[policy] disabled_base_policies";
+    if let Some(unknown) = lifted
+        .iter()
+        .find(|id| !BASE_POLICY_IDS.contains(&id.as_str()))
+    {
+        return Err(LoadError::file(
+            SETTING,
+            format!(
+                "`{unknown}` is not a base policy (base policies: {})",
+                BASE_POLICY_IDS.join(", ")
+            ),
+        ));
+    }
+    let mut sets = Vec::with_capacity(BASE_POLICIES.len());
+    for (name, text) in BASE_POLICIES {
+        let file = format!("built-in {name}");
+        let parsed = parse_policy_file(schema, &file, text)?;
+        let mut kept = PolicySet::new();
+        for p in parsed.policies() {
+            if !lifted.iter().any(|l| *l == p.id().to_string()) {
+                kept.add(p.clone())
+                    .map_err(|e| LoadError::file(&file, e.to_string()))?;
+            }
+        }
+        sets.push((file, kept));
+    }
+    Ok(sets)
+}
+
 /// Merges per-file policy sets, refusing an id used twice.
 pub(crate) fn merge(
     files: Vec<(String, PolicySet)>,
@@ -242,7 +300,7 @@ pub(crate) fn merge(
 }
 
 /// Parses a Cedar entities JSON file against `schema`. Skill entities are refused:
-/// a skill's attributes come from its folder.
+/// a skill's attributes come from the catalogue.
 pub(crate) fn parse_entities(
     schema: &Schema,
     file: &str,
@@ -259,7 +317,7 @@ pub(crate) fn parse_entities(
                 file,
                 text,
                 i,
-                "Skill entities do not belong in the entities file: a skill's tenant, owner and visibility come from its SKILL.md",
+                "Skill entities do not belong in the entities file: a skill's tenant, owner and visibility come from its catalogue record ([policy] catalogue)",
             ));
         }
     }

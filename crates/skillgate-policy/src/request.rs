@@ -3,7 +3,7 @@ use cedar_policy::{
     Context, Entities, Entity, EntityId, EntityTypeName, EntityUid, EvalResult,
     RestrictedExpression,
 };
-use skillgate_core::{Caller, Limits, Skill};
+use skillgate_core::{Caller, LimitOverrides, Limits, Skill};
 use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
 use std::time::Duration;
@@ -78,7 +78,17 @@ impl RunFacts {
     /// The facts of running `skill`: its own limit requests where it makes them, the
     /// `defaults` otherwise.
     pub fn for_skill(skill: &Skill, defaults: &Limits) -> RunFacts {
-        let asked = &skill.limits;
+        RunFacts::with_requests(skill, &skill.limits, defaults)
+    }
+
+    /// The facts of running `skill` with exactly `limits` (the limits the run gets, after
+    /// the caller's requests and the maxima).
+    pub fn for_limits(skill: &Skill, limits: &Limits) -> RunFacts {
+        RunFacts::with_requests(skill, &LimitOverrides::default(), limits)
+    }
+
+    /// `asked` over `defaults`.
+    fn with_requests(skill: &Skill, asked: &LimitOverrides, defaults: &Limits) -> RunFacts {
         RunFacts {
             language: skill.language.as_str().to_string(),
             network_requested: !skill.network.is_none(),
@@ -200,46 +210,84 @@ pub(crate) fn agent_ancestors(store: &Entities) -> Ancestors {
 }
 
 /// Checks, once at load, that `schema` accepts every shape of entity and context a request
-/// builds (a skill with and without an owner, an agent the entities file does not declare,
-/// quarantined or not, the context of each language and action), so requests need no
-/// schema pass of their own. A schema that gives these attributes other types is refused.
+/// builds (a catalogued skill with and without an owner, a skill that is its caller's own
+/// code, an agent rebuilt quarantined or not, the context of each language and action), so
+/// requests need no schema pass of their own. A schema that gives these attributes other
+/// types is refused.
 pub(crate) fn check_request_shapes(schema: &cedar_policy::Schema) -> Result<(), String> {
+    const PROBE: &str = "shape-check";
     let uids = Uids::new();
-    let store = Entities::empty();
-    let ancestors = Ancestors::new();
-    let parts = Parts {
-        store: &store,
-        ancestors: &ancestors,
-        actions: &[],
-        uids: &uids,
-        trust_caller_groups: false,
-    };
-    let caller = Caller::new("shape-check", "shape-check");
+    let tenant = Uids::uid(&uids.tenant, PROBE);
+    let agent = Entity::new(
+        Uids::uid(&uids.agent, PROBE),
+        HashMap::from([
+            (
+                "tenant".to_string(),
+                RestrictedExpression::new_entity_uid(tenant.clone()),
+            ),
+            (
+                "can_execute_code".to_string(),
+                RestrictedExpression::new_bool(false),
+            ),
+            (
+                "quarantined".to_string(),
+                RestrictedExpression::new_bool(false),
+            ),
+        ]),
+        HashSet::new(),
+    )
+    .map_err(|e| e.to_string())?;
+    let store =
+        Entities::from_entities([agent, Entity::new_no_attrs(tenant, HashSet::new())], None)
+            .map_err(|e| e.to_string())?;
+    let ancestors = agent_ancestors(&store);
+    let caller = Caller::new(PROBE, PROBE);
     for language in [
         skillgate_core::Language::Python,
         skillgate_core::Language::JavaScript,
     ] {
-        for owner in [Some("shape-check"), None] {
-            let mut skill = Skill::builder("shape-check", language, Vec::new())
-                .tenant("shape-check")
+        let skill = |owner: Option<&str>, code: &[u8]| {
+            let mut b = Skill::builder(PROBE, language, code.to_vec())
+                .tenant(PROBE)
                 .visibility(skillgate_core::Visibility::Restricted);
             if let Some(o) = owner {
-                skill = skill.owner(o);
+                b = b.owner(o);
             }
-            let skill = skill.build();
+            b.build()
+        };
+        let catalogued = [skill(Some(PROBE), b"owned"), skill(None, b"unowned")];
+        let records = catalogued.iter().map(|s| crate::catalogue::Record {
+            name: s.name.clone(),
+            digest: s.digest.clone(),
+            tenant: PROBE.to_string(),
+            owner: s.owner.clone(),
+            visibility: s.visibility,
+        });
+        let catalogue = crate::catalogue::Catalogue::new(records)?;
+        let parts = Parts {
+            store: &store,
+            ancestors: &ancestors,
+            catalogue: &catalogue,
+            actions: &[],
+            uids: &uids,
+            trust_caller_groups: false,
+        };
+        // The two catalogued skills, and one the catalogue does not know (own code).
+        let own = Skill::builder(PROBE, language, b"own".to_vec()).build();
+        for skill in catalogued.iter().chain([&own]) {
             for quarantined in [false, true] {
                 parts
-                    .checked_entities(schema, &caller, &skill, quarantined)
+                    .checked_entities(schema, &caller, skill, quarantined)
                     .map_err(|e| {
                         format!("the schema does not accept the entities a request builds: {e}")
                     })?;
             }
-            let context = RunFacts::for_skill(&skill, &Limits::default()).to_context()?;
+            let context = RunFacts::for_skill(skill, &Limits::default()).to_context()?;
             for action in [Action::Execute, Action::View] {
                 cedar_policy::Request::new(
-                    Uids::uid(&uids.agent, "shape-check"),
+                    Uids::uid(&uids.agent, PROBE),
                     uids.action(action),
-                    uids.skill("shape-check", "shape-check"),
+                    uids.skill(PROBE, PROBE),
                     context.clone(),
                     Some(schema),
                 )
@@ -272,15 +320,37 @@ fn agent_entity(
     Entity::new(uid.clone(), attrs, parents).map_err(|e| e.to_string())
 }
 
+/// The tenant an entity's `tenant` attribute names, if it names one.
+pub(crate) fn tenant_of(entity: &Entity) -> Option<EntityUid> {
+    match entity.attr("tenant") {
+        Some(Ok(EvalResult::EntityUid(t))) => Some(t),
+        _ => None,
+    }
+}
+
 /// What a request is built from.
 pub(crate) struct Parts<'a> {
     pub(crate) store: &'a Entities,
     /// The ancestors of each agent of the store.
     pub(crate) ancestors: &'a Ancestors,
+    /// The operator's records of skills, by digest.
+    pub(crate) catalogue: &'a crate::catalogue::Catalogue,
     /// The schema's action entities.
     pub(crate) actions: &'a [Entity],
     pub(crate) uids: &'a Uids,
     pub(crate) trust_caller_groups: bool,
+}
+
+/// Who a skill belongs to, as the gate decides it: the catalogue's record, or the caller.
+struct Standing {
+    tenant: String,
+    owner: Option<String>,
+    visibility: skillgate_core::Visibility,
+    /// The skill entity's id: `TENANT/NAME` for a catalogued skill (what grants name),
+    /// `TENANT/NAME@DIGEST` for a caller's own code (which no grant names).
+    id: String,
+    /// Whose own code it is, when no record vouches for it.
+    own_of: Option<EntityUid>,
 }
 
 impl Parts<'_> {
@@ -320,6 +390,29 @@ impl Parts<'_> {
         Entities::from_entities(set, Some(schema)).map_err(|e| crate::load::diagnostic_text(&e))
     }
 
+    /// Who `skill` belongs to for a request of the agent `agent` of tenant `tenant`.
+    fn standing(&self, skill: &Skill, agent: &EntityUid, tenant: &str) -> Result<Standing, String> {
+        match self.catalogue.get(&skill.digest) {
+            Some(record) => {
+                record.check_claims(skill)?;
+                Ok(Standing {
+                    tenant: record.tenant.clone(),
+                    owner: record.owner.clone(),
+                    visibility: record.visibility,
+                    id: format!("{}/{}", record.tenant, record.name),
+                    own_of: None,
+                })
+            }
+            None => Ok(Standing {
+                tenant: tenant.to_string(),
+                owner: None,
+                visibility: skillgate_core::Visibility::Private,
+                id: format!("{tenant}/{}@{}", skill.name, skill.digest),
+                own_of: Some(agent.clone()),
+            }),
+        }
+    }
+
     fn entity_set(
         &self,
         caller: &Caller,
@@ -327,61 +420,40 @@ impl Parts<'_> {
         quarantined: bool,
     ) -> Result<(EntityUid, EntityUid, Vec<Entity>), String> {
         let u = self.uids;
-        let Some(skill_tenant) = skill.tenant.as_deref() else {
+        let agent_uid = Uids::uid(&u.agent, &caller.agent_id);
+        // An agent nobody declared has no right at all: no request is built for it.
+        let Some(known) = self.store.get(&agent_uid) else {
             return Err(format!(
-                "skill `{}` declares no tenant (metadata `skillgate.tenant` in SKILL.md); a skill without a tenant belongs to nobody and runs for nobody",
-                skill.name
+                "agent `{}` is not in the entities file: an agent nobody declared has no rights",
+                caller.agent_id
             ));
         };
-        let caller_tenant = Uids::uid(&u.tenant, &caller.tenant);
-        let agent_uid = Uids::uid(&u.agent, &caller.agent_id);
-        let mut set: HashMap<EntityUid, Entity> = HashMap::new();
-
-        let known = self.store.get(&agent_uid);
-        let on_file = known
-            .is_some_and(|a| matches!(a.attr("quarantined"), Some(Ok(EvalResult::Bool(true)))));
-        let extra = self.extra_groups(caller);
-        let agent = match known {
-            Some(known) => {
-                match known.attr("tenant") {
-                    Some(Ok(EvalResult::EntityUid(t))) if t == caller_tenant => {}
-                    Some(Ok(EvalResult::EntityUid(t))) => {
-                        return Err(format!(
-                            "agent `{}` belongs to tenant `{}` in the entities file, not to `{}` as the caller says",
-                            caller.agent_id,
-                            t.id().unescaped(),
-                            caller.tenant
-                        ));
-                    }
-                    _ => {
-                        return Err(format!(
-                            "agent `{}` has no tenant entity in the entities file",
-                            caller.agent_id
-                        ));
-                    }
-                }
-                if (on_file || !quarantined) && extra.is_empty() {
-                    // The agent as the entities file has it: no attribute to change.
-                    known.clone()
-                } else {
-                    let (_, attrs, parents) = known.clone().into_inner();
-                    agent_entity(&agent_uid, attrs, parents, on_file || quarantined, &extra)?
-                }
+        let agent_tenant = match tenant_of(known) {
+            Some(t) if t.id().unescaped() == caller.tenant => t,
+            Some(t) => {
+                return Err(format!(
+                    "agent `{}` belongs to tenant `{}` in the entities file, not to `{}` as the caller says",
+                    caller.agent_id,
+                    t.id().unescaped(),
+                    caller.tenant
+                ));
             }
-            // An agent nobody declared: its caller's tenant, no right to run code.
             None => {
-                let attrs = HashMap::from([
-                    (
-                        "tenant".to_string(),
-                        RestrictedExpression::new_entity_uid(caller_tenant.clone()),
-                    ),
-                    (
-                        "can_execute_code".to_string(),
-                        RestrictedExpression::new_bool(false),
-                    ),
-                ]);
-                agent_entity(&agent_uid, attrs, HashSet::new(), quarantined, &extra)?
+                return Err(format!(
+                    "agent `{}` has no tenant entity in the entities file",
+                    caller.agent_id
+                ));
             }
+        };
+        let mut set: HashMap<EntityUid, Entity> = HashMap::new();
+        let on_file = matches!(known.attr("quarantined"), Some(Ok(EvalResult::Bool(true))));
+        let extra = self.extra_groups(caller, &agent_tenant);
+        let agent = if (on_file || !quarantined) && extra.is_empty() {
+            // The agent as the entities file has it: no attribute to change.
+            known.clone()
+        } else {
+            let (_, attrs, parents) = known.clone().into_inner();
+            agent_entity(&agent_uid, attrs, parents, on_file || quarantined, &extra)?
         };
         set.insert(agent_uid.clone(), agent);
         let parents = self
@@ -396,8 +468,9 @@ impl Parts<'_> {
             }
         }
 
-        let skill_tenant_uid = Uids::uid(&u.tenant, skill_tenant);
-        for tenant in [caller_tenant, skill_tenant_uid.clone()] {
+        let standing = self.standing(skill, &agent_uid, &caller.tenant)?;
+        let skill_tenant_uid = Uids::uid(&u.tenant, &standing.tenant);
+        for tenant in [agent_tenant, skill_tenant_uid.clone()] {
             let entity = self
                 .store
                 .get(&tenant)
@@ -406,7 +479,7 @@ impl Parts<'_> {
             set.insert(tenant, entity);
         }
 
-        let skill_uid = u.skill(skill_tenant, &skill.name);
+        let skill_uid = Uids::uid(&u.skill, &standing.id);
         let mut attrs = HashMap::from([
             (
                 "tenant".to_string(),
@@ -414,7 +487,7 @@ impl Parts<'_> {
             ),
             (
                 "visibility".to_string(),
-                RestrictedExpression::new_string(skill.visibility.as_str().to_string()),
+                RestrictedExpression::new_string(standing.visibility.as_str().to_string()),
             ),
             (
                 "language".to_string(),
@@ -429,7 +502,7 @@ impl Parts<'_> {
                 RestrictedExpression::new_string(skill.digest.clone()),
             ),
         ]);
-        if let Some(owner) = &skill.owner {
+        if let Some(owner) = &standing.owner {
             let owner_uid = Uids::uid(&u.builder, owner);
             if let Some(b) = self.store.get(&owner_uid) {
                 set.insert(owner_uid.clone(), b.clone());
@@ -439,6 +512,12 @@ impl Parts<'_> {
                 RestrictedExpression::new_entity_uid(owner_uid),
             );
         }
+        if let Some(agent) = standing.own_of {
+            attrs.insert(
+                "agent".to_string(),
+                RestrictedExpression::new_entity_uid(agent),
+            );
+        }
         let skill_entity =
             Entity::new(skill_uid.clone(), attrs, HashSet::new()).map_err(|e| e.to_string())?;
         set.insert(skill_uid.clone(), skill_entity);
@@ -446,8 +525,9 @@ impl Parts<'_> {
         Ok((agent_uid, skill_uid, set.into_values().collect()))
     }
 
-    /// The groups the caller asserts, when they are trusted.
-    fn extra_groups(&self, caller: &Caller) -> Vec<EntityUid> {
+    /// The groups the caller asserts, when they are trusted: only groups the entities file
+    /// declares in the agent's own tenant; unknown and foreign ones are dropped.
+    fn extra_groups(&self, caller: &Caller, tenant: &EntityUid) -> Vec<EntityUid> {
         if !self.trust_caller_groups {
             return Vec::new();
         }
@@ -455,6 +535,12 @@ impl Parts<'_> {
             .groups
             .iter()
             .map(|g| Uids::uid(&self.uids.group, g))
+            .filter(|g| {
+                self.store
+                    .get(g)
+                    .and_then(tenant_of)
+                    .is_some_and(|t| &t == tenant)
+            })
             .collect()
     }
 }

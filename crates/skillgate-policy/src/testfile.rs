@@ -22,12 +22,15 @@
 //! - `entities` and `grants`: a path (relative to the test file) or the JSON inline;
 //!   both optional (default: none).
 //! - Each case: `name`; `agent`, `tenant`, optional `groups` (the caller); `action`
-//!   (`execute`, the default, or `view`); `skill` with `name`, `tenant` (omit it to test
-//!   a skill without one), `owner`, `visibility` (default `private`), `language` (default
-//!   `python`), `network` (bool, default false); optional `quarantined` (bool, the
+//!   (`execute`, the default, or `view`); `skill` with `name`, `tenant`, `owner`,
+//!   `visibility` (default `private`), `language` (default `python`), `network` (bool,
+//!   default false). A skill with a `tenant` is catalogued: the case runs with a catalogue
+//!   record of exactly these fields for it (see [`crate::catalogue`]). A skill without
+//!   one has no record: it is the caller's own code. Optional `quarantined` (bool, the
 //!   monitor's verdict) or `quarantine_error` (the monitor cannot answer); `expect`
 //!   (`allow` or `deny`); optional `reasons` (the exact set of deciding policy ids) and
 //!   `errors` (bool: whether the decision must carry errors).
+use crate::catalogue::{Catalogue, Record};
 use crate::{Action, Decision, LoadError, Policy, RunFacts, Verdict};
 use serde::{Deserialize, Serialize};
 use skillgate_core::{Caller, Language, Limits, QuarantineSource, Skill, Visibility};
@@ -167,9 +170,19 @@ pub fn run_str(
     }
     let mut cases = Vec::with_capacity(tf.cases.len());
     for (i, case) in tf.cases.iter().enumerate() {
-        cases.push(run_case(&policy, case).map_err(|m| {
-            LoadError::file(file, format!("case {} (`{}`): {m}", i + 1, case.name))
-        })?);
+        let in_case =
+            |m: String| LoadError::file(file, format!("case {} (`{}`): {m}", i + 1, case.name));
+        let skill = case_skill(i, &case.skill).map_err(in_case)?;
+        let records = skill.tenant.clone().map(|tenant| Record {
+            name: skill.name.clone(),
+            digest: skill.digest.clone(),
+            tenant,
+            owner: skill.owner.clone(),
+            visibility: skill.visibility,
+        });
+        let catalogue = Catalogue::new(records).map_err(in_case)?;
+        let policy = policy.clone().with_catalogue(file, catalogue)?;
+        cases.push(run_case(&policy, case, &skill).map_err(in_case)?);
     }
     Ok(TestReport { cases })
 }
@@ -189,12 +202,13 @@ fn referenced(
     }
 }
 
-fn run_case(policy: &Policy, case: &Case) -> Result<CaseResult, String> {
-    let action: Action = case.action.parse()?;
-    let s = &case.skill;
+/// The skill of case number `i`; its code is the case number, so every case's skill has
+/// its own digest.
+fn case_skill(i: usize, s: &CaseSkill) -> Result<Skill, String> {
     let language: Language = s.language.as_deref().unwrap_or("python").parse()?;
     let visibility: Visibility = s.visibility.as_deref().unwrap_or("private").parse()?;
-    let mut b = Skill::builder(&s.name, language, Vec::new()).visibility(visibility);
+    let mut b = Skill::builder(&s.name, language, format!("# case {i}").into_bytes())
+        .visibility(visibility);
     if let Some(t) = &s.tenant {
         b = b.tenant(t);
     }
@@ -204,15 +218,19 @@ fn run_case(policy: &Policy, case: &Case) -> Result<CaseResult, String> {
     if s.network {
         b = b.network(skillgate_core::NetworkPolicy::AllowList(Vec::new()));
     }
-    let skill = b.build();
+    Ok(b.build())
+}
+
+fn run_case(policy: &Policy, case: &Case, skill: &Skill) -> Result<CaseResult, String> {
+    let action: Action = case.action.parse()?;
     let quarantine = match &case.quarantine_error {
         Some(e) => Err(e.clone()),
         None => Ok(case.quarantined),
     };
     let policy = policy.clone().with_quarantine(Arc::new(Fixed(quarantine)));
     let caller = Caller::new(&case.agent, &case.tenant).with_groups(case.groups.clone());
-    let facts = RunFacts::for_skill(&skill, &Limits::default());
-    let decision = policy.authorize(&caller, &skill, action, &facts);
+    let facts = RunFacts::for_skill(skill, &Limits::default());
+    let decision = policy.authorize(&caller, skill, action, &facts);
     let mut problems = Vec::new();
     if decision.decision != case.expect {
         problems.push(format!(

@@ -135,7 +135,7 @@ fn skill_entities_are_refused_in_the_entities_file() {
         .unwrap()
         .with_entities_json("e.json", "[{\"uid\": {\"type\": \"Skill\", \"id\": \"acme/x\"}, \"attrs\": {}, \"parents\": []}]")
         .unwrap_err();
-    assert!(err.message.contains("SKILL.md"), "{err}");
+    assert!(err.message.contains("catalogue"), "{err}");
 }
 
 #[test]
@@ -190,4 +190,208 @@ fn the_rules_folder_loads_like_the_built_in_defaults() {
             .collect::<Vec<_>>()
     };
     assert_eq!(ids(&from_dir), ids(&Policy::builtin().unwrap()));
+}
+
+/// A policies folder holding only `visibility.cedar` (issue 21, item 8).
+fn custom_folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("visibility.cedar"),
+        skillgate_policy::BUILTIN_POLICIES[0].1,
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn a_custom_policies_folder_keeps_the_base_policies() {
+    let dir = custom_folder();
+    let policy = Policy::load(&PolicySources {
+        policies: Some(dir.path().to_path_buf()),
+        ..Default::default()
+    })
+    .unwrap();
+    let ids: Vec<String> = policy.policy_ids().into_iter().map(|(id, _)| id).collect();
+    for base in skillgate_policy::BASE_POLICY_IDS {
+        assert!(ids.iter().any(|i| i == base), "{base} missing from {ids:?}");
+    }
+    assert!(policy.lifted().is_empty());
+    // The base ids are exactly the policies of the base files.
+    let base_only = Policy::from_texts(("s", BUILTIN_SCHEMA), &[]).unwrap();
+    let base_ids: Vec<String> = base_only
+        .policy_ids()
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    let mut want: Vec<String> = skillgate_policy::BASE_POLICY_IDS
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    want.sort();
+    assert_eq!(base_ids, want);
+}
+
+#[test]
+fn a_base_policy_is_turned_off_only_by_name_and_unknown_names_are_refused() {
+    let dir = custom_folder();
+    let policy = Policy::load(&PolicySources {
+        policies: Some(dir.path().to_path_buf()),
+        disabled_base_policies: vec!["quarantine".into()],
+        ..Default::default()
+    })
+    .unwrap();
+    assert_eq!(policy.lifted(), ["quarantine"]);
+    assert!(!policy.policy_ids().iter().any(|(id, _)| id == "quarantine"));
+    let findings = skillgate_policy::lifted_findings(&policy);
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].rule_id, skillgate_policy::BASE_LIFTED);
+    assert!(findings[0].message.contains("quarantine"));
+
+    let err = Policy::load(&PolicySources {
+        disabled_base_policies: vec!["public-skills".into()],
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert!(err.to_string().contains("disabled_base_policies"), "{err}");
+    assert!(err.message.contains("public-skills"), "{err}");
+}
+
+// Issue 21, item 5: groups, grants and builders never cross tenants, and agents name only
+// declared tenants, groups and builders.
+
+const TENANTS: &str = r#"
+  {"uid": {"type": "Tenant", "id": "acme"}, "attrs": {}, "parents": []},
+  {"uid": {"type": "Tenant", "id": "globex"}, "attrs": {}, "parents": []},
+  {"uid": {"type": "AgentGroup", "id": "globex-team"},
+   "attrs": {"tenant": {"__entity": {"type": "Tenant", "id": "globex"}}}, "parents": []},
+  {"uid": {"type": "Builder", "id": "builder-globex"},
+   "attrs": {"tenant": {"__entity": {"type": "Tenant", "id": "globex"}}}, "parents": []}"#;
+
+fn agent(id: &str, tenant: &str, parents: &str) -> String {
+    format!(
+        r#"{{"uid": {{"type": "Agent", "id": "{id}"}},
+   "attrs": {{"tenant": {{"__entity": {{"type": "Tenant", "id": "{tenant}"}}}},
+             "can_execute_code": true, "quarantined": false}}, "parents": [{parents}]}}"#
+    )
+}
+
+fn entities(extra: &[String]) -> String {
+    let mut items = vec![TENANTS.to_string()];
+    items.extend(extra.iter().cloned());
+    format!("[{}]", items.join(",\n"))
+}
+
+#[test]
+fn a_grant_of_a_foreign_group_on_a_skill_is_refused() {
+    let grants = r#"[{"template": "restricted-grant", "principal": {"type": "AgentGroup", "id": "globex-team"},
+                      "resource": {"type": "Skill", "id": "acme/payroll"}}]"#;
+    let err = Policy::builtin()
+        .unwrap()
+        .with_entities_json("e.json", &entities(&[]))
+        .unwrap()
+        .with_grants_json("g.json", grants)
+        .unwrap_err();
+    assert_eq!(err.file, "g.json");
+    assert!(
+        err.message.contains("globex-team") && err.message.contains("acme/payroll"),
+        "{err}"
+    );
+    // Loading the entities after the grants refuses it too.
+    let err = Policy::builtin()
+        .unwrap()
+        .with_grants_json("g.json", grants)
+        .unwrap()
+        .with_entities_json("e.json", &entities(&[]))
+        .unwrap_err();
+    assert!(err.message.contains("globex-team"), "{err}");
+}
+
+#[test]
+fn an_agent_in_a_foreign_group_through_a_group_of_its_own_is_refused() {
+    let acme_group = r#"{"uid": {"type": "AgentGroup", "id": "acme-team"},
+   "attrs": {"tenant": {"__entity": {"type": "Tenant", "id": "acme"}}},
+   "parents": [{"type": "AgentGroup", "id": "globex-team"}]}"#
+        .to_string();
+    let err = Policy::builtin()
+        .unwrap()
+        .with_entities_json(
+            "e.json",
+            &entities(&[
+                acme_group,
+                agent("a", "acme", r#"{"type": "AgentGroup", "id": "acme-team"}"#),
+            ]),
+        )
+        .unwrap_err();
+    assert!(
+        err.message.contains("acme-team") && err.message.contains("globex-team"),
+        "{err}"
+    );
+}
+
+#[test]
+fn agents_naming_undeclared_or_foreign_tenants_groups_or_builders_are_refused() {
+    for (parents, tenant, needle) in [
+        ("", "initech", "initech"),
+        (
+            r#"{"type": "AgentGroup", "id": "ghosts"}"#,
+            "acme",
+            "ghosts",
+        ),
+        (r#"{"type": "Builder", "id": "nobody"}"#, "acme", "nobody"),
+        (
+            r#"{"type": "Builder", "id": "builder-globex"}"#,
+            "acme",
+            "builder-globex",
+        ),
+    ] {
+        let err = Policy::builtin()
+            .unwrap()
+            .with_entities_json("e.json", &entities(&[agent("a", tenant, parents)]))
+            .unwrap_err();
+        assert!(err.message.contains(needle), "{needle}: {err}");
+        assert!(err.message.contains("agent `a`"), "{needle}: {err}");
+    }
+}
+
+#[test]
+fn a_catalogued_skill_owned_by_a_foreign_builder_is_refused() {
+    let catalogue = format!(
+        r#"[{{"name": "notes", "tenant": "acme", "owner": "builder-globex", "visibility": "private", "digest": "{}"}}]"#,
+        "ab".repeat(32)
+    );
+    let err = Policy::builtin()
+        .unwrap()
+        .with_entities_json("e.json", &entities(&[]))
+        .unwrap()
+        .with_catalogue_json("c.json", &catalogue)
+        .unwrap_err();
+    assert_eq!(err.file, "c.json");
+    assert!(err.message.contains("builder-globex"), "{err}");
+}
+
+#[test]
+fn malformed_catalogue_records_are_refused_at_their_line() {
+    let p = Policy::builtin().unwrap();
+    let err = p
+        .clone()
+        .with_catalogue_json(
+            "c.json",
+            "[\n  {\"name\": \"a\", \"tenant\": \"acme\", \"visibility\": \"public\", \"digest\": \"abc\"}\n]",
+        )
+        .unwrap_err();
+    assert_eq!(err.line, Some(2), "{err}");
+    assert!(err.message.contains("digest"), "{err}");
+    let d = "cd".repeat(32);
+    let twice = format!(
+        "[\n  {{\"name\": \"a\", \"tenant\": \"acme\", \"visibility\": \"public\", \"digest\": \"{d}\"}},\n  {{\"name\": \"b\", \"tenant\": \"acme\", \"visibility\": \"public\", \"digest\": \"{d}\"}}\n]"
+    );
+    let err = p.clone().with_catalogue_json("c.json", &twice).unwrap_err();
+    assert_eq!(err.line, Some(3), "{err}");
+    let err = p
+        .with_catalogue_json(
+            "c.json",
+            &format!("[{{\"name\": \"a\", \"tenant\": \"acme\", \"visibility\": \"secret\", \"digest\": \"{d}\"}}]"),
+        )
+        .unwrap_err();
+    assert!(err.message.contains("secret"), "{err}");
 }

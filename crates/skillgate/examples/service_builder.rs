@@ -21,6 +21,7 @@ async fn main() -> Result<(), BoxError> {
     let sandbox = skillgate::assemble::native_sandbox(&config);
     let policy = Policy::load(&PolicySources {
         entities: Some(repo.join("examples/entities.json")),
+        catalogue: Some(repo.join("examples/catalogue.json")),
         ..PolicySources::default()
     })?;
 

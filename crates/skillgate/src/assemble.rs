@@ -30,6 +30,9 @@ pub struct Assembled {
     /// Who is quarantined: the monitor's store, read from the state directory whether or
     /// not the monitor layer runs. The policy layer reads it (its quarantine `forbid`).
     pub quarantine: Arc<dyn QuarantineSource>,
+    /// The policy gate of the policy layer (`None` when that layer is disabled): its
+    /// entities decide a caller's tenant.
+    pub policy: Option<Arc<skillgate_policy::Policy>>,
 }
 
 /// Builds the pipeline `config` describes, without the `disabled` layers.
@@ -97,13 +100,18 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
             skillgate_monitor::MonitorLayer::new(monitor),
         );
     }
+    let mut gate = None;
     if enabled(LayerName::Policy) {
-        let policy = skillgate_policy::Policy::load(&config.policy)
-            .map_err(|e| AssembleError {
-                layer: LayerName::Policy,
-                message: e.to_string(),
-            })?
-            .with_quarantine(quarantine.clone());
+        let policy = Arc::new(
+            skillgate_policy::Policy::load(&config.policy)
+                .map_err(|e| AssembleError {
+                    layer: LayerName::Policy,
+                    message: e.to_string(),
+                })?
+                .with_quarantine(quarantine.clone())
+                .with_run_limits(run_limits(config, enabled(LayerName::Isolation))),
+        );
+        gate = Some(policy.clone());
         if config.policy.entities.is_none() {
             notices.push(
                 "no [policy] entities file is configured: every agent is unknown, so the policy layer denies every execution".into(),
@@ -154,7 +162,20 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
         service,
         notices,
         quarantine,
+        policy: gate,
     })
+}
+
+/// The limits a request runs with, as the isolation layer computes them (its maxima only
+/// when it runs), for the policy layer to decide on.
+fn run_limits(config: &Config, isolation: bool) -> skillgate_policy::RunLimits {
+    let defaults = config.limits;
+    let isolation = if isolation {
+        config.isolation.clone()
+    } else {
+        crate::isolation::IsolationConfig::default()
+    };
+    Arc::new(move |req| crate::isolation::limits_for(&defaults, &isolation, req).0)
 }
 
 /// The secrets layer `[secrets]` describes, and notices about gitleaks rules that could

@@ -200,6 +200,26 @@ pub fn compute_limits(
     (l, clamps)
 }
 
+/// The limits `req` runs with: `defaults`, then the skill's and the caller's requests
+/// ([`RequestedLimits`]), clamped to `config`'s maxima for everyone and for the caller's
+/// tenant; with one finding per clamp. The isolation layer applies exactly these, and the
+/// policy layer decides on them (`assemble` hands it this function).
+pub fn limits_for(
+    defaults: &Limits,
+    config: &IsolationConfig,
+    req: &ExecRequest,
+) -> (Limits, Vec<Finding>) {
+    let mut requests = vec![req.skill.limits];
+    if let Some(r) = req.extensions.get::<RequestedLimits>() {
+        requests.push(r.0);
+    }
+    let mut maxima = vec![config.max.or_defaults(defaults)];
+    if let Some(t) = config.tenants.get(&req.caller.tenant) {
+        maxima.push(t.max);
+    }
+    compute_limits(defaults, &requests, &maxima)
+}
+
 /// The isolation layer; see the [module docs](self).
 #[derive(Debug, Clone)]
 pub struct IsolationLayer {
@@ -229,15 +249,7 @@ impl IsolationLayer {
     /// Decides the spec for `req` (recorded on it); `Err` holds the refusal's findings.
     pub fn decide_spec(&self, req: &mut ExecRequest) -> Result<Vec<Finding>, Vec<Finding>> {
         let s = &self.inner;
-        let mut requests = vec![req.skill.limits];
-        if let Some(r) = req.extensions.get::<RequestedLimits>() {
-            requests.push(r.0);
-        }
-        let mut maxima = vec![s.config.max.or_defaults(&s.defaults)];
-        if let Some(t) = s.config.tenants.get(&req.caller.tenant) {
-            maxima.push(t.max);
-        }
-        let (limits, clamps) = compute_limits(&s.defaults, &requests, &maxima);
+        let (limits, clamps) = limits_for(&s.defaults, &s.config, req);
         req.spec.limits = limits;
         req.spec.runtime = s.config.runtime;
         req.spec

@@ -51,6 +51,11 @@
 //! | anything else | refused: neither code the pre-scan has seen nor declared data |
 //!
 //! A code extension always wins: a data glob never exempts a `.py` file from the scan.
+//!
+//! `visibility`, `owner` and `tenant` are claims, not facts: the policy gate takes them
+//! from the operator's catalogue record for the skill's digest (the [`Skill`]'s digest,
+//! over the entry and every file of the folder, `SKILL.md` included), refuses a `SKILL.md` that disagrees with the
+//! record, and runs a skill without a record only as its caller's own code.
 use serde::Deserialize;
 use skillgate_core::{FileKind, Language, LimitOverrides, Skill, Visibility, units};
 use std::collections::BTreeMap;

@@ -30,9 +30,9 @@ enum MonitorCommand {
         /// One agent in detail.
         #[arg(long, value_name = "ID")]
         agent: Option<String>,
-        /// The agent's tenant.
-        #[arg(long, value_name = "ID", default_value = "default")]
-        tenant: String,
+        /// The agent's tenant, only for an agent the entities file does not declare.
+        #[arg(long, value_name = "ID")]
+        tenant: Option<String>,
         /// Output format.
         #[arg(long, value_enum, default_value_t = Format::Text)]
         format: Format,
@@ -78,6 +78,16 @@ fn open(args: &MonitorArgs) -> Result<(Store, Config), UsageError> {
             dir.display()
         ))),
     }
+}
+
+/// The tenant of `agent`: the one the config's entities file (`[policy] entities`) gives
+/// it, as `skillgate run` decides it; `claimed` only for an agent the file does not declare.
+fn agent_tenant(config: &Config, agent: &str, claimed: Option<&str>) -> Result<String, UsageError> {
+    let policy = match &config.policy.entities {
+        Some(_) => Some(skillgate_policy::Policy::load(&config.policy)?),
+        None => None,
+    };
+    crate::cmd::policy::caller_tenant(policy.as_ref(), agent, claimed)
 }
 
 pub(crate) fn run(args: MonitorArgs) -> Result<ExitCode, UsageError> {
@@ -136,7 +146,10 @@ pub(crate) fn run(args: MonitorArgs) -> Result<ExitCode, UsageError> {
             format,
         } => {
             let statuses: Vec<AgentStatus> = match &agent {
-                Some(a) => vec![store.agent_status(&tenant, a, now, strikes_since)?],
+                Some(a) => {
+                    let tenant = agent_tenant(&config, a, tenant.as_deref())?;
+                    vec![store.agent_status(&tenant, a, now, strikes_since)?]
+                }
                 None => store
                     .agents()?
                     .iter()

@@ -5,7 +5,7 @@
 use crate::UsageError;
 use crate::render::Format;
 use clap::{Args, Subcommand};
-use skillgate::{Caller, Config, Limits, Skill, skill_dir};
+use skillgate::{Caller, Config, ExecRequest, Skill, skill_dir};
 use skillgate_policy::{Action, Decision, Policy, PolicySources, RunFacts, testfile};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -24,8 +24,10 @@ enum PolicyCommand {
     Check(CheckArgs),
     /// Run a policy test file (requests with expected decisions); exit 1 if a case fails.
     Test(TestArgs),
-    /// The skills (folders under --skills) an agent may execute.
+    /// The skills (folders under --skills) an agent may see (`view`, as `check --action view` decides).
     ListSkills(ListArgs),
+    /// Print a skill folder's digest: what its catalogue record's `digest` must be.
+    Digest(DigestArgs),
 }
 
 /// The policy layer's files, overriding the config's `[policy]` section (also flattened
@@ -41,6 +43,9 @@ pub(crate) struct PolicyFileArgs {
     /// The grants file (restricted-skill grants).
     #[arg(long, value_name = "FILE")]
     grants: Option<PathBuf>,
+    /// The catalogue file: each skill's tenant, owner and visibility, by digest.
+    #[arg(long, value_name = "FILE")]
+    catalogue: Option<PathBuf>,
 }
 
 impl PolicyFileArgs {
@@ -54,6 +59,9 @@ impl PolicyFileArgs {
         }
         if let Some(p) = &self.grants {
             sources.grants = Some(p.clone());
+        }
+        if let Some(p) = &self.catalogue {
+            sources.catalogue = Some(p.clone());
         }
     }
 }
@@ -70,23 +78,24 @@ struct SourceArgs {
 }
 
 impl SourceArgs {
-    fn config(&self) -> Result<Config, UsageError> {
-        Ok(match &self.config {
+    fn sources(&self) -> Result<(PolicySources, Config), UsageError> {
+        let config = match &self.config {
             Some(p) => Config::load(p)?,
             None => Config::default(),
-        })
-    }
-
-    fn sources(&self) -> Result<(PolicySources, Limits), UsageError> {
-        let config = self.config()?;
-        let mut sources = config.policy;
+        };
+        let mut sources = config.policy.clone();
         self.files.apply(&mut sources);
-        Ok((sources, config.limits))
+        Ok((sources, config))
     }
 
-    fn load(&self) -> Result<(Policy, Limits), UsageError> {
-        let (sources, limits) = self.sources()?;
-        Ok((Policy::load(&sources)?, limits))
+    /// Loads the gate; warns on stderr for every base policy turned off.
+    fn load(&self) -> Result<(Policy, Config), UsageError> {
+        let (sources, config) = self.sources()?;
+        let policy = Policy::load(&sources)?;
+        for finding in skillgate_policy::lifted_findings(&policy) {
+            anstream::eprintln!("warning: {}", finding.message);
+        }
+        Ok((policy, config))
     }
 
     /// As [`load`](Self::load), seeing the quarantines of the monitor's state directory
@@ -94,13 +103,13 @@ impl SourceArgs {
     fn load_with_quarantine(
         &self,
         state_dir: Option<&Path>,
-    ) -> Result<(Policy, Limits), UsageError> {
-        let monitor = self.config()?.monitor;
-        let quarantine = skillgate_monitor::StateQuarantine::from_config(&monitor, state_dir)?;
-        let (policy, limits) = self.load()?;
+    ) -> Result<(Policy, Config), UsageError> {
+        let (policy, config) = self.load()?;
+        let quarantine =
+            skillgate_monitor::StateQuarantine::from_config(&config.monitor, state_dir)?;
         Ok((
             policy.with_quarantine(std::sync::Arc::new(quarantine)),
-            limits,
+            config,
         ))
     }
 }
@@ -119,7 +128,8 @@ struct CheckArgs {
     /// The agent's id.
     #[arg(long, value_name = "ID")]
     agent: String,
-    /// The agent's tenant (default: its tenant in the entities file).
+    /// The agent's tenant, only for an agent the entities file does not declare (the file
+    /// decides a declared agent's tenant; a --tenant that disagrees is refused).
     #[arg(long, value_name = "ID")]
     tenant: Option<String>,
     /// The skill folder.
@@ -153,13 +163,13 @@ struct ListArgs {
     /// The agent's id.
     #[arg(long, value_name = "ID")]
     agent: String,
-    /// The agent's tenant (default: its tenant in the entities file).
+    /// The agent's tenant, only for an agent the entities file does not declare.
     #[arg(long, value_name = "ID")]
     tenant: Option<String>,
     /// A folder of skill folders (or one skill folder); repeatable.
     #[arg(long, value_name = "DIR", default_value = ".")]
     skills: Vec<PathBuf>,
-    /// Also list the skills the agent may not execute, with the decision.
+    /// Also list the skills the agent may not see, with the decision.
     #[arg(long)]
     all: bool,
     #[command(flatten)]
@@ -167,6 +177,16 @@ struct ListArgs {
     #[command(flatten)]
     state: StateDirArg,
     /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+#[derive(Debug, Args)]
+struct DigestArgs {
+    /// The skill folder.
+    dir: PathBuf,
+    /// `text`: the digest alone; `json`: a catalogue record to fill in, from what the
+    /// folder's SKILL.md says.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
@@ -181,6 +201,7 @@ pub(crate) fn run(args: PolicyArgs) -> Result<ExitCode, UsageError> {
         PolicyCommand::Check(a) => check(a),
         PolicyCommand::Test(a) => test(a),
         PolicyCommand::ListSkills(a) => list(a),
+        PolicyCommand::Digest(a) => digest(a),
     }
 }
 
@@ -188,9 +209,10 @@ fn validate(args: SourceArgs) -> Result<ExitCode, UsageError> {
     let (policy, _) = args.load()?;
     let ids = policy.policy_ids();
     println!(
-        "ok: {} policies and grants, {} entities",
+        "ok: {} policies and grants, {} entities, {} catalogue records",
         ids.len(),
-        policy.entities().len()
+        policy.entities().len(),
+        policy.catalogue().len()
     );
     for (id, file) in ids {
         println!("  {id}  ({file})");
@@ -198,14 +220,32 @@ fn validate(args: SourceArgs) -> Result<ExitCode, UsageError> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn caller(policy: &Policy, agent: &str, tenant: &Option<String>) -> Caller {
-    // An agent absent from the entities file and given no tenant gets the empty tenant:
-    // it has no rights anyway.
-    let tenant = tenant
-        .clone()
-        .or_else(|| policy.agent_tenant(agent))
-        .unwrap_or_default();
-    Caller::new(agent, tenant)
+/// The tenant of an agent that the entities file does not declare and no --tenant names.
+pub(crate) const UNKNOWN_AGENT_TENANT: &str = "default";
+
+/// The calling agent's tenant: the entities file's for an agent it declares (a `claimed`
+/// tenant that disagrees is refused, naming both), else `claimed`, else
+/// [`UNKNOWN_AGENT_TENANT`] (such an agent has no rights anyway).
+pub(crate) fn caller_tenant(
+    policy: Option<&Policy>,
+    agent: &str,
+    claimed: Option<&str>,
+) -> Result<String, UsageError> {
+    match (policy.and_then(|p| p.agent_tenant(agent)), claimed) {
+        (Some(known), Some(claimed)) if known != claimed => Err(UsageError(format!(
+            "agent `{agent}` belongs to tenant `{known}` in the entities file, not to `{claimed}` as --tenant says"
+        ))),
+        (Some(known), _) => Ok(known),
+        (None, Some(claimed)) => Ok(claimed.to_string()),
+        (None, None) => Ok(UNKNOWN_AGENT_TENANT.to_string()),
+    }
+}
+
+fn caller(policy: &Policy, agent: &str, tenant: &Option<String>) -> Result<Caller, UsageError> {
+    Ok(Caller::new(
+        agent,
+        caller_tenant(Some(policy), agent, tenant.as_deref())?,
+    ))
 }
 
 fn print_decision(d: &Decision, format: Format) -> Result<(), UsageError> {
@@ -225,16 +265,19 @@ fn print_decision(d: &Decision, format: Format) -> Result<(), UsageError> {
 }
 
 fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
-    let (policy, limits) = args
+    let (policy, config) = args
         .sources
         .load_with_quarantine(args.state.state_dir.as_deref())?;
     let skill = skill_dir::load(&args.skill)?;
-    let caller = caller(&policy, &args.agent, &args.tenant);
+    let caller = caller(&policy, &args.agent, &args.tenant)?;
+    // The limits `run` would decide on: the skill's requests clamped to the maxima.
+    let req = ExecRequest::new(caller, skill, serde_json::Value::Null);
+    let (limits, _) = skillgate::isolation::limits_for(&config.limits, &config.isolation, &req);
     let d = policy.authorize(
-        &caller,
-        &skill,
+        &req.caller,
+        &req.skill,
         args.action,
-        &RunFacts::for_skill(&skill, &limits),
+        &RunFacts::for_limits(&req.skill, &limits),
     );
     print_decision(&d, args.format)?;
     Ok(if d.is_allowed() {
@@ -288,18 +331,22 @@ fn skill_dirs(dir: &Path) -> Result<Vec<PathBuf>, UsageError> {
 }
 
 fn list(args: ListArgs) -> Result<ExitCode, UsageError> {
-    let (policy, limits) = args
+    let (policy, config) = args
         .sources
         .load_with_quarantine(args.state.state_dir.as_deref())?;
     let mut skills: Vec<Skill> = Vec::new();
     for dir in &args.skills {
         for path in skill_dirs(dir)? {
-            skills.push(skill_dir::load(&path)?);
+            // One broken folder hides only itself.
+            match skill_dir::load(&path) {
+                Ok(skill) => skills.push(skill),
+                Err(e) => anstream::eprintln!("warning: skipped {}: {e}", path.display()),
+            }
         }
     }
-    let caller = caller(&policy, &args.agent, &args.tenant);
+    let caller = caller(&policy, &args.agent, &args.tenant)?;
     let listed: Vec<_> = policy
-        .list_skills(&caller, &skills, &limits)
+        .list_skills(&caller, &skills, &config.limits)
         .into_iter()
         .filter(|l| args.all || l.decision.is_allowed())
         .collect();
@@ -315,6 +362,24 @@ fn list(args: ListArgs) -> Result<ExitCode, UsageError> {
                     l.visibility
                 );
             }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn digest(args: DigestArgs) -> Result<ExitCode, UsageError> {
+    let skill = skill_dir::load(&args.dir)?;
+    match args.format {
+        Format::Text => println!("{}", skill.digest),
+        Format::Json => {
+            let record = skillgate_policy::Record {
+                name: skill.name.clone(),
+                digest: skill.digest.clone(),
+                tenant: skill.tenant.clone().unwrap_or_default(),
+                owner: skill.owner.clone(),
+                visibility: skill.visibility,
+            };
+            println!("{}", serde_json::to_string(&record)?);
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -37,9 +37,10 @@ pub(crate) struct RunArgs {
     /// The calling agent's id.
     #[arg(long, value_name = "ID", default_value = "local-agent")]
     agent: String,
-    /// The calling agent's tenant.
-    #[arg(long, value_name = "ID", default_value = "default")]
-    tenant: String,
+    /// The calling agent's tenant, only for an agent the entities file does not declare
+    /// (the file decides a declared agent's tenant; a --tenant that disagrees is refused).
+    #[arg(long, value_name = "ID")]
+    tenant: Option<String>,
     /// The config file (skillgate.toml).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
@@ -190,9 +191,14 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
     for notice in &assembled.notices {
         anstream::eprintln!("warning: {notice}");
     }
+    let tenant = crate::cmd::policy::caller_tenant(
+        assembled.policy.as_deref(),
+        &args.agent,
+        args.tenant.as_deref(),
+    )?;
     let pipeline = assembled.service;
 
-    let mut req = ExecRequest::new(Caller::new(&args.agent, &args.tenant), skill, input);
+    let mut req = ExecRequest::new(Caller::new(&args.agent, tenant), skill, input);
     req.spec.limits = config.limits;
     // --timeout and --memory are requests, clamped by the isolation layer like a skill's.
     req.extensions

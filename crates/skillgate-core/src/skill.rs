@@ -153,6 +153,9 @@ pub struct Skill {
     /// The folder it was loaded from, whose other files the executor may make visible
     /// read-only next to the entry script.
     pub source_dir: Option<PathBuf>,
+    /// The named runtime it asks for (`python-data`): an interpreter with a pinned
+    /// package set; `None` means the language's default.
+    pub runtime: Option<String>,
 }
 
 impl Skill {
@@ -183,6 +186,7 @@ impl Skill {
                 limits: LimitOverrides::default(),
                 network: NetworkPolicy::None,
                 source_dir: None,
+                runtime: None,
             },
             code: code.into(),
         }
@@ -245,6 +249,11 @@ impl SkillBuilder {
     /// Sets the source folder.
     pub fn source_dir(mut self, d: impl Into<PathBuf>) -> Self {
         self.skill.source_dir = Some(d.into());
+        self
+    }
+    /// Sets the runtime it asks for.
+    pub fn runtime(mut self, r: impl Into<String>) -> Self {
+        self.skill.runtime = Some(r.into());
         self
     }
     /// Finishes: computes the digest.

@@ -4,7 +4,7 @@
 //! |------|------|-----|
 //! | `/usr`, `/bin`, `/sbin`, `/lib*` | the host's system directories | read-only binds (symlinks kept as symlinks) |
 //! | interpreter prefix, extra paths | e.g. a pyenv prefix under `/root`, a virtualenv | read-only binds of exactly that path |
-//! | `/etc` | passwd and group with the sandbox user, hosts, the ld.so cache | read-only tmpfs with generated files |
+//! | `/etc` | passwd and group with the sandbox user, hosts, the ld.so cache, `localtime` (UTC), and the shared-library links of `/etc/alternatives` | read-only tmpfs with generated files and links |
 //! | `/dev` | null, zero, full, random, urandom, and the `fd` links | tmpfs, read-only, with device binds |
 //! | `/proc` | a fresh proc of the sandbox's pid namespace; `/proc/sys` read-only | proc |
 //! | `/tmp` | private | tmpfs, size-capped, noexec |
@@ -35,6 +35,11 @@ const SYSTEM_DIRS: [&str; 7] = [
 ];
 /// The dynamic loader's cache, copied into the sandbox's `/etc`.
 const LD_SO_CACHE: &str = "/etc/ld.so.cache";
+/// Folders of `/etc` whose links to shared libraries are recreated in the sandbox's `/etc`
+/// (Debian reaches `libblas.so.3` through `/etc/alternatives`).
+const ETC_LINK_DIRS: [&str; 1] = ["/etc/alternatives"];
+/// The time zone every run sees.
+const LOCALTIME: &str = "/usr/share/zoneinfo/Etc/UTC";
 /// Devices bound into `/dev`.
 const DEVICES: [&str; 5] = ["null", "zero", "full", "random", "urandom"];
 
@@ -196,6 +201,36 @@ fn etc_files(spec: &SandboxSpec) -> [(&'static str, String); 5] {
     ]
 }
 
+/// The links of [`ETC_LINK_DIRS`] that lead to a shared library (`*.so*`) inside the
+/// system directories, as (link inside `/etc`, the library's real path). The sandbox
+/// recreates exactly these links, pointing straight at the library, which the system
+/// directories' binds already show: the host's `/etc` itself is never visible. A link
+/// leading anywhere else is left out (a library outside the system directories is made
+/// visible by a runtime's `read_only` paths).
+fn etc_library_links() -> Vec<(PathBuf, PathBuf)> {
+    let mut out = Vec::new();
+    for dir in ETC_LINK_DIRS {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name();
+            if !name.to_string_lossy().contains(".so") {
+                continue;
+            }
+            let link = Path::new(dir).join(&name);
+            let Ok(target) = std::fs::canonicalize(&link) else {
+                continue;
+            };
+            if target.is_file() && covered_by_system_dirs(&target) {
+                out.push((link, target));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Where every run mounts its new root: an empty directory owned by this (root) user and
 /// writable by nobody else, created once (`/run/skillgate/root`, or under the temporary
 /// directory when `/run` cannot hold it). Each run mounts its root there inside its own private mount
@@ -345,6 +380,21 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
             src: cstr(LD_SO_CACHE)?,
             dst: cstr(etc_host.join("ld.so.cache"))?,
             mode: 0o644,
+        });
+    }
+    for (link, target) in etc_library_links() {
+        if let Some(parent) = link.parent() {
+            b.mkdir_p(parent)?;
+        }
+        b.ops.push(Op::Symlink {
+            target: cstr(target)?,
+            link: cstr(b.host(&link))?,
+        });
+    }
+    if Path::new(LOCALTIME).is_file() {
+        b.ops.push(Op::Symlink {
+            target: cstr(LOCALTIME)?,
+            link: cstr(etc_host.join("localtime"))?,
         });
     }
     b.ops.push(Op::Remount {
@@ -540,6 +590,20 @@ mod tests {
         assert_eq!(trusted_dir(&made), Ok(()));
         let why = private_dir(&open).unwrap_err();
         assert!(why.contains("not writable by others"), "{why}");
+    }
+
+    #[test]
+    fn only_library_links_inside_the_system_dirs_are_recreated() {
+        for (link, target) in etc_library_links() {
+            assert!(link.starts_with("/etc/"), "{}", link.display());
+            assert!(link.to_string_lossy().contains(".so"), "{}", link.display());
+            assert!(covered_by_system_dirs(&target) && target.is_file());
+        }
+        // Debian's BLAS, when installed, is among them.
+        let blas = Path::new("/etc/alternatives/libblas.so.3-x86_64-linux-gnu");
+        if blas.exists() {
+            assert!(etc_library_links().iter().any(|(l, _)| l == blas));
+        }
     }
 
     #[test]

@@ -39,6 +39,8 @@ pub struct Config {
     pub secrets: SecretsConfig,
     /// The AST pre-scan (layer 2).
     pub prescan: PrescanConfig,
+    /// Named runtimes: the default per language, where they are installed.
+    pub runtimes: crate::runtimes::RuntimesConfig,
 }
 
 /// `[prescan]`: the AST pre-scan of the skill's code.
@@ -162,6 +164,7 @@ impl Config {
         // Paths in a config file are relative to the file's folder.
         let base = path.parent().unwrap_or(Path::new("."));
         config.policy.resolve_relative_to(base);
+        config.runtimes.resolve_relative_to(base);
         Ok(config)
     }
 }

@@ -31,6 +31,7 @@ mod input;
 pub mod isolation;
 mod pipeline;
 pub mod report;
+pub mod runtimes;
 pub mod skill_dir;
 
 pub use config::Config;

@@ -251,6 +251,11 @@ pub struct RuntimeInterpreter {
     pub program: PathBuf,
     /// The base interpreter's installation prefix (`/usr`), made visible read-only.
     pub prefix: PathBuf,
+    /// The runtime's own tree (a virtualenv) holding `program`, when it has one. A
+    /// sandbox mounts it read-only at a fixed place of its own and runs `program` from
+    /// there, so the tree works wherever it is installed on the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<PathBuf>,
 }
 
 impl Default for SandboxSpec {

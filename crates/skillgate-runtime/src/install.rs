@@ -26,9 +26,13 @@ impl Default for InstallOptions {
     }
 }
 
-/// `$XDG_CACHE_HOME/skillgate/wheels`, else `~/.cache/skillgate/wheels`, else a folder
-/// under the temporary directory.
+/// `$SKILLGATE_WHEEL_CACHE`, else `$XDG_CACHE_HOME/skillgate/wheels`, else
+/// `~/.cache/skillgate/wheels`, else a folder under the temporary directory (the same
+/// place `scripts/fetch-runtime-wheels` fills).
 fn default_wheel_cache() -> PathBuf {
+    if let Some(dir) = std::env::var_os("SKILLGATE_WHEEL_CACHE").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
     std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())

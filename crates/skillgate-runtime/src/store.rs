@@ -43,8 +43,8 @@ pub struct Installed {
     pub dir: PathBuf,
     /// The interpreter a run executes, and the base prefix it needs.
     pub interpreter: RuntimeInterpreter,
-    /// Host paths the sandbox makes visible read-only: the runtime's tree and the
-    /// definition's `read_only` paths.
+    /// Further host paths the sandbox makes visible read-only (the definition's
+    /// `read_only`); the tree itself is `interpreter.tree`.
     pub read_only: Vec<PathBuf>,
     /// Environment variables the skill's process gets.
     pub env: BTreeMap<String, String>,
@@ -107,12 +107,10 @@ impl Store {
 
     fn installed_from(dir: &Path, r: Record) -> Installed {
         let tree = dir.join(TREE);
-        let program = match &r.program_in_tree {
-            Some(rel) => tree.join(rel),
-            None => r.base_program.clone(),
+        let (program, tree) = match &r.program_in_tree {
+            Some(rel) => (tree.join(rel), Some(tree)),
+            None => (r.base_program.clone(), None),
         };
-        let mut read_only = vec![tree];
-        read_only.extend(r.read_only.iter().cloned());
         Installed {
             name: r.name,
             language: r.language,
@@ -121,8 +119,9 @@ impl Store {
                 runtime: String::new(),
                 program,
                 prefix: r.base_prefix,
+                tree,
             },
-            read_only,
+            read_only: r.read_only,
             env: r.env,
         }
         .named()

@@ -13,6 +13,7 @@ fn run(skill: Skill, interpreter: Option<&str>) -> Result<ExecOutcome, String> {
         runtime: "debian".into(),
         program: p.into(),
         prefix: "/usr".into(),
+        tree: None,
     });
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()

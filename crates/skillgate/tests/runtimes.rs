@@ -61,11 +61,7 @@ fn an_installed_runtime_joins_the_spec_and_a_missing_one_names_the_fix() {
     let interp = req.spec.interpreter.unwrap();
     assert_eq!(interp.program, installed.dir.join("env/bin/python3"));
     assert_eq!(interp.runtime, "python");
-    assert!(
-        req.spec
-            .read_only_paths
-            .contains(&installed.dir.join("env"))
-    );
+    assert_eq!(interp.tree, Some(installed.dir.join("env")));
 
     // The language default applies to skills naming none; without one, none is used.
     assert!(

@@ -3,7 +3,8 @@
 //! | path | what | how |
 //! |------|------|-----|
 //! | `/usr`, `/bin`, `/sbin`, `/lib*` | the host's system directories | read-only binds (symlinks kept as symlinks) |
-//! | interpreter prefix, extra paths | e.g. a pyenv prefix under `/root`, a virtualenv | read-only binds of exactly that path |
+//! | interpreter prefix, extra paths | e.g. a pyenv prefix under `/root`, a virtualenv | read-only binds of exactly that path (none beneath the sandbox's own mounts) |
+//! | `/runtime` | the run's runtime tree (`skillgate runtime install`), wherever it is installed | read-only bind; its interpreter runs from there |
 //! | `/etc` | passwd and group with the sandbox user, hosts, the ld.so cache, `localtime` (UTC), and the shared-library links of `/etc/alternatives` | read-only tmpfs with generated files and links |
 //! | `/dev` | null, zero, full, random, urandom, and the `fd` links | tmpfs, read-only, with device binds |
 //! | `/proc` | a fresh proc of the sandbox's pid namespace; `/proc/sys` read-only | proc |
@@ -27,6 +28,19 @@ use std::path::{Component, Path, PathBuf};
 pub(crate) const WORK_DIR: &str = "/work";
 /// The output directory inside the sandbox (`$SKILLGATE_OUTPUT_DIR`).
 pub(crate) const OUT_DIR: &str = "/out";
+/// Where a runtime's tree (a virtualenv) is mounted, wherever it lives on the host (a
+/// virtualenv finds itself from the path its interpreter is started by).
+pub(crate) const RUNTIME_DIR: &str = "/runtime";
+/// The sandbox's own mount points: a host path beneath one would be hidden by it.
+const OWN_MOUNTS: [&str; 7] = [
+    "/etc",
+    "/dev",
+    "/proc",
+    "/tmp",
+    WORK_DIR,
+    OUT_DIR,
+    RUNTIME_DIR,
+];
 /// Most files copied from a skill folder.
 const MAX_SKILL_FILES: usize = 1000;
 /// The host's system directories made visible.
@@ -129,23 +143,28 @@ impl Builder {
 
     /// A read-only bind of host `src` at the same path inside.
     fn bind_ro(&mut self, src: &Path) -> Result<(), ExecError> {
+        self.bind_ro_at(src, src)
+    }
+
+    /// A read-only bind of host `src` at `inside`.
+    fn bind_ro_at(&mut self, src: &Path, inside: &Path) -> Result<(), ExecError> {
         let is_dir = src.is_dir();
         if is_dir {
-            self.mkdir_p(src)?;
+            self.mkdir_p(inside)?;
         } else {
-            if let Some(parent) = src.parent() {
+            if let Some(parent) = inside.parent() {
                 self.mkdir_p(parent)?;
             }
             self.ops.push(Op::Touch {
-                path: cstr(self.host(src))?,
+                path: cstr(self.host(inside))?,
             });
         }
         self.ops.push(Op::Bind {
             src: cstr(src)?,
-            dst: cstr(self.host(src))?,
+            dst: cstr(self.host(inside))?,
             ro_flags: Some(libc::MS_NOSUID | libc::MS_NODEV),
         });
-        self.ro_rules.push((src.to_path_buf(), is_dir));
+        self.ro_rules.push((inside.to_path_buf(), is_dir));
         Ok(())
     }
 }
@@ -168,6 +187,13 @@ fn checked_ro_path(p: &Path) -> Result<PathBuf, ExecError> {
         return Err(ExecError::Other(
             "read-only path `/` would expose the whole host".into(),
         ));
+    }
+    if let Some(own) = OWN_MOUNTS.iter().find(|m| c.starts_with(m)) {
+        return Err(ExecError::Other(format!(
+            "read-only path `{}` is under `{own}`, which the sandbox mounts itself; move it \
+             elsewhere",
+            c.display()
+        )));
     }
     Ok(c)
 }
@@ -352,6 +378,25 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
             _ => {}
         }
     }
+    // A runtime's tree at its fixed place; its interpreter is run from there.
+    let mut program = i.interp.program.clone();
+    if let Some(rt) = &i.spec.interpreter
+        && let Some(tree) = &rt.tree
+    {
+        let tree = std::fs::canonicalize(tree).map_err(|e| {
+            ExecError::io(format!("runtime `{}` at {}", rt.runtime, tree.display()), e)
+        })?;
+        let rel = rt.program.strip_prefix(&tree).map_err(|_| {
+            ExecError::Other(format!(
+                "runtime `{}`: its interpreter {} is not inside its tree {}",
+                rt.runtime,
+                rt.program.display(),
+                tree.display()
+            ))
+        })?;
+        program = Path::new(RUNTIME_DIR).join(rel);
+        b.bind_ro_at(&tree, Path::new(RUNTIME_DIR))?;
+    }
     let mut extra = vec![i.interp.prefix.clone()];
     extra.extend(i.spec.read_only_paths.iter().cloned());
     for p in extra {
@@ -534,7 +579,7 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
     };
 
     let entry_inside = Path::new(WORK_DIR).join(&entry_rel);
-    let argv = vec![cstr(&i.interp.program)?, cstr(&entry_inside)?];
+    let argv = vec![cstr(&program)?, cstr(&entry_inside)?];
     let envp = i
         .env
         .iter()
@@ -548,7 +593,7 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
         gid: i.spec.gid,
         cap_last_cap: i.cap_last_cap,
         cwd: cstr(WORK_DIR)?,
-        program: cstr(&i.interp.program)?,
+        program: cstr(&program)?,
         argv_ptrs: ptr_array(&argv),
         envp_ptrs: ptr_array(&envp),
         _argv: argv,
@@ -619,5 +664,10 @@ mod tests {
         assert!(checked_ro_path(Path::new("/no/such/path/here")).is_err());
         assert!(checked_ro_path(Path::new("/")).is_err());
         assert!(checked_ro_path(Path::new("/usr")).is_ok());
+        // Beneath the sandbox's own mounts it would be hidden: a clear error instead.
+        let err = checked_ro_path(Path::new("/proc/self"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("under `/proc`"), "{err}");
     }
 }

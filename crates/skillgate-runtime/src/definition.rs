@@ -196,7 +196,7 @@ impl Definition {
             program: &'a std::path::Path,
         }
         let json = serde_json::to_vec(&Keyed {
-            format: 1,
+            format: 2,
             def: self,
             program,
         })

@@ -60,6 +60,26 @@ fn install_path_verify_and_a_changed_runtime() {
     );
     let ok = skillgate(state, &["runtime", "verify", "python"]);
     assert!(ok.status.success() && text(&ok.stdout).contains("intact"));
+    let image = t.path().join("python.tar");
+    let export = skillgate(
+        state,
+        &[
+            "runtime",
+            "export",
+            "python",
+            "--format",
+            "oci-archive",
+            "-o",
+            image.to_str().unwrap(),
+        ],
+    );
+    assert!(export.status.success(), "{}", text(&export.stderr));
+    assert!(
+        text(&export.stdout).contains(" sha256:"),
+        "{}",
+        text(&export.stdout)
+    );
+    assert!(image.metadata().unwrap().len() > 1 << 20);
 
     // A planted file: verify names it, a run refuses the runtime.
     std::fs::write(

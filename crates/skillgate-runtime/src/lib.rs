@@ -26,6 +26,7 @@
 mod catalog;
 mod definition;
 mod error;
+mod export;
 
 mod install;
 mod manifest;
@@ -34,6 +35,7 @@ mod store;
 pub use catalog::Catalog;
 pub use definition::{Definition, Package};
 pub use error::RuntimeError;
+pub use export::export_oci_archive;
 
 pub use install::{InstallOptions, Progress};
 pub use manifest::{Manifest, Stamp};

@@ -48,6 +48,8 @@ pub struct Installed {
     pub read_only: Vec<PathBuf>,
     /// Environment variables the skill's process gets.
     pub env: BTreeMap<String, String>,
+    /// The base interpreter's real executable.
+    pub base_program: PathBuf,
 }
 
 /// The outcome of a full verification.
@@ -123,6 +125,7 @@ impl Store {
             },
             read_only: r.read_only,
             env: r.env,
+            base_program: r.base_program,
         }
         .named()
     }

@@ -52,6 +52,26 @@ enum RuntimeCommand {
         /// The runtime.
         name: String,
     },
+    /// Write the installed runtime as a container image: an OCI image layout tarball
+    /// (the tree at /runtime, the base interpreter, its standard library and the shared
+    /// libraries they load), for container executors.
+    Export {
+        /// The runtime.
+        name: String,
+        /// The archive format.
+        #[arg(long, value_enum, default_value_t = ExportFormat::OciArchive)]
+        format: ExportFormat,
+        /// The file to write.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: PathBuf,
+    },
+}
+
+/// Formats `runtime export` writes.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum ExportFormat {
+    /// An OCI image layout in a tar file (`podman load`, `skopeo copy oci-archive:FILE`).
+    OciArchive,
 }
 
 pub(crate) fn run(args: RuntimeArgs) -> Result<ExitCode, UsageError> {
@@ -137,6 +157,17 @@ pub(crate) fn run(args: RuntimeArgs) -> Result<ExitCode, UsageError> {
             }
             println!("reinstall it with `skillgate runtime install {name} --force`");
             Ok(ExitCode::from(1))
+        }
+        RuntimeCommand::Export {
+            name,
+            format: ExportFormat::OciArchive,
+            output,
+        } => {
+            let def = runtimes.catalog().get(&name)?;
+            let installed = store.resolve(def)?;
+            let digest = skillgate_runtime::export_oci_archive(&installed, &output)?;
+            println!("{} {digest}", output.display());
+            Ok(ExitCode::SUCCESS)
         }
         RuntimeCommand::Path { name } => {
             let def = runtimes.catalog().get(&name)?;

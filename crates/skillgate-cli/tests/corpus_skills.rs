@@ -1,7 +1,8 @@
 //! The corpus of realistic skills (`corpora/skills/`) through the real `skillgate run`:
 //! every layer on, the example config, the native sandbox, each skill on its named
 //! runtime. Each must end `ok` with exit 0 and its expected answer, with no finding above
-//! `info`; charts come back as PNG artifacts (and inline base64 PNGs decode to PNGs).
+//! `info` and nothing on stderr but what it logs itself (`expected-stderr.txt`); charts
+//! come back as PNG artifacts (and inline base64 PNGs decode to PNGs).
 //!
 //! The runtimes are installed once per target directory with `skillgate runtime install
 //! --offline`, from the wheel cache `scripts/install-test-deps` fills (no network here).
@@ -136,6 +137,12 @@ fn check(config: &Path, dir: &Path) -> Vec<String> {
     match serde_json::from_str::<Value>(report["stdout"].as_str().unwrap_or("")) {
         Ok(answer) => same_answer(&expected, &answer, "stdout", &mut why),
         Err(e) => why.push(format!("stdout is not JSON ({e}): {}", report["stdout"])),
+    }
+    // What the skill logs, else nothing (no library noise on stderr).
+    let stderr = report["stderr"].as_str().unwrap_or("");
+    let want_stderr = read("expected-stderr.txt").unwrap_or_default();
+    if stderr != want_stderr {
+        why.push(format!("stderr {stderr:?}, expected {want_stderr:?}"));
     }
     let want: Vec<String> = read("expected-artifacts.json")
         .map(|t| serde_json::from_str(&t).unwrap())

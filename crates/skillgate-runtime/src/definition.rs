@@ -31,6 +31,10 @@ pub struct Definition {
     /// Further host paths the sandbox makes visible read-only (data the packages read).
     #[serde(default)]
     pub read_only: Vec<PathBuf>,
+    /// Small text files written into the runtime's tree at install (Python runtimes),
+    /// by path relative to the tree, which a sandbox mounts at `/runtime`.
+    #[serde(default)]
+    pub files: BTreeMap<String, String>,
     /// The packages, each pinned; every dependency must be listed (no resolution).
     #[serde(default)]
     pub packages: Vec<Package>,
@@ -107,6 +111,9 @@ impl Definition {
                 if def.python_version.is_some() {
                     return Err(bad("`python_version` is for Python runtimes".into()));
                 }
+                if !def.files.is_empty() {
+                    return Err(bad("`files` are for Python runtimes".into()));
+                }
             }
             Language::Python => {}
         }
@@ -172,6 +179,23 @@ impl Definition {
                 return Err(bad(format!(
                     "`env.{k}` is set by the sandbox or changes how the interpreter loads code; a runtime cannot set it"
                 )));
+            }
+        }
+        for (path, text) in &def.files {
+            let p = std::path::Path::new(path);
+            let plain = !path.is_empty()
+                && p.components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)))
+                && !p.starts_with("bin")
+                && !p.starts_with("lib")
+                && path != "pyvenv.cfg";
+            if !plain {
+                return Err(bad(format!(
+                    "`files.\"{path}\"` must be a relative path inside the tree, outside `bin`, `lib` and `pyvenv.cfg`"
+                )));
+            }
+            if text.len() > 64 * 1024 {
+                return Err(bad(format!("`files.\"{path}\"` is over 64 KiB")));
             }
         }
         for p in &def.read_only {
@@ -266,6 +290,24 @@ mod tests {
         assert!(err(&format!("{OK}[env]\nLD_PRELOAD = \"/x.so\"\n")).contains("LD_PRELOAD"));
         assert!(err(&format!("{OK}[env]\nPYTHONPATH = \"/x\"\n")).contains("PYTHONPATH"));
         assert!(err(&format!("{OK}python_version = \"3\"\n")).contains("major.minor"));
+        for path in [
+            "../x",
+            "/etc/x",
+            "lib/python3.11/site-packages/x.pth",
+            "pyvenv.cfg",
+            "",
+        ] {
+            let e = err(&format!("{OK}[files]\n\"{path}\" = \"x\"\n"));
+            assert!(e.contains("relative path inside the tree"), "{path}: {e}");
+        }
+        assert!(
+            Definition::parse(
+                "t",
+                &format!("{OK}[files]\n\"etc/fonts.conf\" = \"x\"\n"),
+                "t"
+            )
+            .is_ok()
+        );
         assert!(Definition::parse("Bad Name", OK, "x").is_err());
     }
 

@@ -115,6 +115,15 @@ pub(crate) fn build_tree(
             for script in ["activate", "activate.csh", "activate.fish", "Activate.ps1"] {
                 let _ = std::fs::remove_file(env.join("bin").join(script));
             }
+            for (path, text) in &def.files {
+                let dst = env.join(path);
+                if let Some(dir) = dst.parent() {
+                    std::fs::create_dir_all(dir)
+                        .map_err(|e| RuntimeError::io(format!("creating {}", dir.display()), e))?;
+                }
+                std::fs::write(&dst, text)
+                    .map_err(|e| RuntimeError::io(format!("writing {}", dst.display()), e))?;
+            }
             if !def.packages.is_empty() {
                 install_packages(def, program, env, scratch, opts, progress)?;
             }

@@ -236,6 +236,14 @@ impl Store {
         }
         let dir = self.dir_for(def, &base.program);
         let tmp = tmp.keep();
+        // Another install of the same definition may have finished meanwhile: keep it.
+        if !opts.force
+            && let Ok(installed) = self.resolve(def)
+        {
+            let _ = std::fs::remove_dir_all(&tmp);
+            progress("installed by another process meanwhile");
+            return Ok(installed);
+        }
         let placed = (|| {
             if dir.exists() {
                 // --force: move the changed runtime aside, then remove it.
@@ -252,6 +260,12 @@ impl Store {
         })();
         if let Err(e) = placed {
             let _ = std::fs::remove_dir_all(&tmp);
+            // Lost a race with another install of the same definition: theirs is as good.
+            if !opts.force
+                && let Ok(installed) = self.resolve(def)
+            {
+                return Ok(installed);
+            }
             return Err(RuntimeError::io(
                 format!("moving the runtime to {}", dir.display()),
                 e,

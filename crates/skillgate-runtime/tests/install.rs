@@ -255,3 +255,18 @@ fn a_wrong_python_version_or_an_unresolvable_interpreter_is_refused() {
     );
     assert!(entries(&f.store).is_empty());
 }
+
+#[test]
+fn concurrent_installs_of_one_runtime_both_succeed_with_one_directory() {
+    let f = fixture();
+    let d = def("demo", "skgdemo", &f.hash);
+    let results: Vec<_> = std::thread::scope(|s| {
+        let a = s.spawn(|| f.store.install(&d, &f.opts, &mut |_| {}));
+        let b = s.spawn(|| f.store.install(&d, &f.opts, &mut |_| {}));
+        vec![a.join().unwrap(), b.join().unwrap()]
+    });
+    let dirs: Vec<_> = results.into_iter().map(|r| r.unwrap().dir).collect();
+    assert_eq!(dirs[0], dirs[1]);
+    assert_eq!(entries(&f.store).len(), 1, "{:?}", entries(&f.store));
+    assert!(f.store.verify(&d).unwrap().differences.is_empty());
+}

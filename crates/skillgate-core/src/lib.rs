@@ -43,8 +43,8 @@ pub use quarantine::{NoQuarantine, QuarantineSource};
 pub use request::{ExecRequest, ExecutorSpec, RequestId};
 pub use skill::{FileKind, Language, LimitOverrides, Skill, SkillBuilder, SkillFile, Visibility};
 pub use spec::{
-    ArgCondition, ArgOp, Limits, NetworkDestination, NetworkPolicy, PortRange, RuntimeTier,
-    SandboxSpec, SeccompAction, SeccompProfile, SyscallRule,
+    ArgCondition, ArgOp, Limits, NetworkDestination, NetworkPolicy, PortRange, RuntimeInterpreter,
+    RuntimeTier, SandboxSpec, SeccompAction, SeccompProfile, SyscallRule,
 };
 pub use status::Status;
 

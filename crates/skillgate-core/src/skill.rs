@@ -195,6 +195,9 @@ pub struct Skill {
     /// The folder it was loaded from, for messages only: executors use `files`, never
     /// this path.
     pub source_dir: Option<PathBuf>,
+    /// The named runtime it asks for (`python-data`): an interpreter with a pinned
+    /// package set; `None` means the language's default.
+    pub runtime: Option<String>,
 }
 
 impl Skill {
@@ -226,6 +229,7 @@ impl Skill {
                 network: NetworkPolicy::None,
                 files: Arc::from(Vec::new()),
                 source_dir: None,
+                runtime: None,
             },
             code: code.into(),
             files: Vec::new(),
@@ -307,6 +311,11 @@ impl SkillBuilder {
             kind,
             bytes: Arc::from(bytes.into()),
         });
+        self
+    }
+    /// Sets the runtime it asks for.
+    pub fn runtime(mut self, r: impl Into<String>) -> Self {
+        self.skill.runtime = Some(r.into());
         self
     }
     /// Finishes: computes the digest.

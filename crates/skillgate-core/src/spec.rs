@@ -234,6 +234,28 @@ pub struct SandboxSpec {
     pub runtime: RuntimeTier,
     /// Extra host paths made visible read-only (a virtualenv, a data set).
     pub read_only_paths: Vec<PathBuf>,
+    /// The interpreter of the skill's runtime, when it has one: the executor runs it
+    /// instead of its own interpreter for the skill's language (see `skillgate-runtime`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interpreter: Option<RuntimeInterpreter>,
+}
+
+/// The interpreter an installed runtime provides.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuntimeInterpreter {
+    /// The runtime's name (`python-data`), for messages.
+    pub runtime: String,
+    /// The path to execute, as is: a virtualenv's `bin/python3` is a link to the base
+    /// interpreter, and Python finds the virtualenv from the path it was started by, so
+    /// it must not be canonicalised.
+    pub program: PathBuf,
+    /// The base interpreter's installation prefix (`/usr`), made visible read-only.
+    pub prefix: PathBuf,
+    /// The runtime's own tree (a virtualenv) holding `program`, when it has one. A
+    /// sandbox mounts it read-only at a fixed place of its own and runs `program` from
+    /// there, so the tree works wherever it is installed on the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<PathBuf>,
 }
 
 impl Default for SandboxSpec {
@@ -251,6 +273,7 @@ impl Default for SandboxSpec {
             env,
             runtime: RuntimeTier::default(),
             read_only_paths: Vec::new(),
+            interpreter: None,
         }
     }
 }

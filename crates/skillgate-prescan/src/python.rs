@@ -210,7 +210,43 @@ fn emit_ref(ctx: &mut Ctx<'_>, node: Node<'_>, parent: Option<Node<'_>>) {
         {
             ctx.emit("env-dump", node);
         }
+        if env_key(ctx, &q, node, parent).as_deref() == Some(OUTPUT_DIR_VAR) {
+            // The documented way to find where artifacts go: not a credential read.
+            ctx.emit(format!("env:{OUTPUT_DIR_VAR}"), node);
+            return;
+        }
         ctx.emit(format!("ref:{q}"), node);
+    }
+}
+
+/// The variable naming the directory whose files come back as artifacts.
+const OUTPUT_DIR_VAR: &str = "SKILLGATE_OUTPUT_DIR";
+
+/// The constant key of a one-variable environment read: `os.environ['K']`,
+/// `os.environ.get('K', ...)` (both the mapping and its `get`), `os.getenv('K', ...)`.
+fn env_key<'t>(ctx: &Ctx<'_>, q: &str, node: Node<'t>, parent: Option<Node<'t>>) -> Option<String> {
+    let p = parent?;
+    fn first_arg(call: Node<'_>) -> Option<Node<'_>> {
+        call.child_by_field_id(FIELDS.arguments)?.named_child(0)
+    }
+    let key = match (q, KINDS.of(p)) {
+        ("os.environ", "subscript") if p.child_by_field_id(FIELDS.value) == Some(node) => {
+            p.child_by_field_id(FIELDS.subscript)?
+        }
+        ("os.environ", "attribute") if single_key_use(ctx, node, parent) => {
+            let call = p.parent().filter(|c| KINDS.of(*c) == "call")?;
+            first_arg(call)?
+        }
+        ("os.getenv" | "os.environ.get", "call")
+            if p.child_by_field_id(FIELDS.function) == Some(node) =>
+        {
+            first_arg(p)?
+        }
+        _ => return None,
+    };
+    match fold(ctx, key, 0) {
+        Value::Str(k) => Some(k.to_string()),
+        _ => None,
     }
 }
 

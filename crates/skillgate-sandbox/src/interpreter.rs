@@ -106,6 +106,29 @@ impl Interpreter {
     }
 }
 
+/// The interpreter for a run: the spec's runtime interpreter when it has one (run as
+/// given, not canonicalised: a virtualenv is found from the path Python was started
+/// by), else the executor's interpreter for the language. A skill that asks for a
+/// runtime nobody resolved (the isolation layer off, say) is refused, never run on the
+/// default interpreter.
+pub(crate) fn for_run(
+    req: &skillgate_core::ExecRequest,
+    explicit: Option<&Path>,
+) -> Result<Interpreter, ExecError> {
+    match (&req.spec.interpreter, &req.skill.runtime) {
+        (Some(r), _) => Ok(Interpreter {
+            language: req.skill.language,
+            program: r.program.clone(),
+            prefix: r.prefix.clone(),
+        }),
+        (None, Some(name)) => Err(ExecError::Other(format!(
+            "the skill asks for runtime `{name}` but no runtime was resolved for this run \
+             (the isolation layer resolves it: is it disabled?)"
+        ))),
+        (None, None) => Interpreter::resolve(req.skill.language, explicit),
+    }
+}
+
 /// `/x/bin/python3.11` → `/x`; anything not in a `bin` directory → its directory.
 fn prefix_of(program: &Path) -> PathBuf {
     let dir = program.parent().unwrap_or(Path::new("/"));

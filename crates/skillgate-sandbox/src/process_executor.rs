@@ -1,7 +1,7 @@
 //! The process-tier executor: the supervisor alone, with no isolation.
+use crate::artifacts;
 use crate::supervisor::{self, ProcessConfig, ProcessResult};
 use crate::workdir::{OUTPUT_DIR_ENV, WorkDir};
-use crate::{Interpreter, artifacts};
 use skillgate_core::{
     BoxError, Capabilities, ExecError, ExecOutcome, ExecRequest, Finding, LayerName, Limits,
     RuntimeTier, Severity, Status, units,
@@ -65,8 +65,8 @@ impl ProcessExecutor {
 
     fn run_blocking(&self, req: &ExecRequest) -> Result<ExecOutcome, ExecError> {
         let skill = &req.skill;
-        let interp = Interpreter::resolve(
-            skill.language,
+        let interp = crate::interpreter::for_run(
+            req,
             self.interpreters.get(&skill.language).map(PathBuf::as_path),
         )?;
         let dir = WorkDir::prepare(skill)?;

@@ -123,7 +123,16 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
         );
     }
 
-    let isolation = |caps| IsolationLayer::new(config.limits, config.isolation.clone(), caps);
+    let runtimes = Arc::new(
+        crate::runtimes::Runtimes::from_config(config).map_err(|message| AssembleError {
+            layer: LayerName::Isolation,
+            message,
+        })?,
+    );
+    let isolation = |caps| {
+        IsolationLayer::new(config.limits, config.isolation.clone(), caps)
+            .with_runtimes(runtimes.clone())
+    };
     let service = match config.executor.kind {
         ExecutorKind::Native => {
             let executor = native_sandbox(config);

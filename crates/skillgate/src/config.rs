@@ -39,6 +39,8 @@ pub struct Config {
     pub secrets: SecretsConfig,
     /// The AST pre-scan (layer 2).
     pub prescan: PrescanConfig,
+    /// Named runtimes: the default per language, where they are installed.
+    pub runtimes: crate::runtimes::RuntimesConfig,
 }
 
 /// `[prescan]`: the AST pre-scan of the skill's code.
@@ -173,6 +175,7 @@ impl Config {
     /// as a bare command name (`python3`) stay names looked up in `PATH`.
     fn resolve_relative_to(&mut self, base: &Path) {
         self.policy.resolve_relative_to(base);
+        self.runtimes.resolve_relative_to(base);
         let is_name = |p: &PathBuf| p.components().count() == 1;
         let interpreters = [
             &mut self.interpreters.python,

@@ -14,6 +14,11 @@
 //!    skill or caller can ask for less than the default, never more, unless the operator
 //!    raises the ceiling.
 //!
+//! The skill's named runtime (see [`crate::runtimes`]) is resolved next: its interpreter,
+//! its read-only paths and its environment join the spec; a runtime that cannot be used
+//! (unknown, another language, not installed, changed since install) refuses the run as
+//! `error` with an `isolation.runtime` finding naming the fix.
+//!
 //! The spec (limits, runtime tier, extra read-only paths) is recorded on the request,
 //! then checked against the executor's [`Capabilities`]: anything it cannot enforce makes
 //! the outcome `error`, with one `isolation` finding per missing capability, and nothing
@@ -231,6 +236,7 @@ struct Shared {
     defaults: Limits,
     config: IsolationConfig,
     capabilities: Capabilities,
+    runtimes: Option<Arc<crate::runtimes::Runtimes>>,
 }
 
 impl IsolationLayer {
@@ -242,8 +248,44 @@ impl IsolationLayer {
                 defaults,
                 config,
                 capabilities,
+                runtimes: None,
             }),
         }
+    }
+
+    /// Resolves skills' named runtimes from `runtimes`. Without it, a skill naming a
+    /// runtime is refused.
+    pub fn with_runtimes(self, runtimes: Arc<crate::runtimes::Runtimes>) -> Self {
+        let s = &self.inner;
+        IsolationLayer {
+            inner: Arc::new(Shared {
+                defaults: s.defaults,
+                config: s.config.clone(),
+                capabilities: s.capabilities.clone(),
+                runtimes: Some(runtimes),
+            }),
+        }
+    }
+
+    /// Adds the skill's runtime to the spec; `Err` says why it cannot run.
+    fn apply_runtime(&self, req: &mut ExecRequest) -> Result<(), String> {
+        let installed = match &self.inner.runtimes {
+            Some(r) => r.for_skill(&req.skill)?,
+            None => match &req.skill.runtime {
+                Some(name) => {
+                    return Err(format!(
+                        "the skill asks for runtime `{name}` but this pipeline offers no runtimes"
+                    ));
+                }
+                None => None,
+            },
+        };
+        if let Some(rt) = installed {
+            req.spec.interpreter = Some(rt.interpreter);
+            req.spec.read_only_paths.extend(rt.read_only);
+            req.spec.env.extend(rt.env);
+        }
+        Ok(())
     }
 
     /// Decides the spec for `req` (recorded on it); `Err` holds the refusal's findings.
@@ -255,6 +297,15 @@ impl IsolationLayer {
         req.spec
             .read_only_paths
             .extend(s.config.read_only_paths.iter().cloned());
+        if let Err(why) = self.apply_runtime(req) {
+            let refusal = Finding::new(
+                LayerName::Isolation,
+                "isolation.runtime",
+                Severity::High,
+                why,
+            );
+            return Err(std::iter::once(refusal).chain(clamps).collect());
+        }
         match s.capabilities.check(&req.spec) {
             Ok(()) => Ok(clamps),
             Err(missing) => Err(missing

@@ -32,6 +32,7 @@ pub mod input;
 pub mod isolation;
 mod pipeline;
 pub mod report;
+pub mod runtimes;
 pub mod skill_dir;
 
 pub use config::Config;

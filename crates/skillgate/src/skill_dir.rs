@@ -30,6 +30,7 @@
 //! | `skillgate.memory` | memory limit it asks for (`256MiB`) | config default |
 //! | `skillgate.pids` | process limit it asks for | config default |
 //! | `skillgate.file-size` | file-size limit it asks for | config default |
+//! | `skillgate.runtime` | the named runtime it runs on (`python-data`) | `[runtimes]` default of its language |
 //!
 //! A `skillgate.` key not in this table is an error (a typo must not silently drop a
 //! setting); other `metadata` keys belong to other tools and are ignored.
@@ -242,7 +243,7 @@ pub fn parse_manifest(text: &str, path: &Path) -> Result<Frontmatter, SkillError
     Ok(fm)
 }
 
-const KNOWN_KEYS: [&str; 12] = [
+const KNOWN_KEYS: [&str; 13] = [
     "skillgate.entry",
     "skillgate.language",
     "skillgate.input-schema",
@@ -255,6 +256,7 @@ const KNOWN_KEYS: [&str; 12] = [
     "skillgate.memory",
     "skillgate.pids",
     "skillgate.file-size",
+    "skillgate.runtime",
 ];
 
 /// Loads and checks a skill folder: reads it from beneath itself, parses `SKILL.md`,
@@ -444,6 +446,9 @@ pub fn load(dir: &Path) -> Result<Skill, SkillError> {
     }
     if let Some(t) = meta("skillgate.tenant") {
         b = b.tenant(t);
+    }
+    if let Some(r) = meta("skillgate.runtime") {
+        b = b.runtime(r);
     }
     Ok(b.build())
 }

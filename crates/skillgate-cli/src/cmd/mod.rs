@@ -4,6 +4,7 @@ pub(crate) mod monitor;
 pub(crate) mod policy;
 pub(crate) mod rules;
 pub(crate) mod run;
+pub(crate) mod runtime;
 pub(crate) mod scan_code;
 pub(crate) mod scan_output;
 pub(crate) mod skill;

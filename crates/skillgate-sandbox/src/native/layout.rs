@@ -3,8 +3,9 @@
 //! | path | what | how |
 //! |------|------|-----|
 //! | `/usr`, `/bin`, `/sbin`, `/lib*` | the host's system directories | read-only binds (symlinks kept as symlinks) |
-//! | interpreter prefix, extra paths | e.g. a pyenv prefix under `/root`, a virtualenv | read-only binds of exactly that path |
-//! | `/etc` | passwd and group with the sandbox user, hosts, the ld.so cache | read-only tmpfs with generated files |
+//! | interpreter prefix, extra paths | e.g. a pyenv prefix under `/root`, a virtualenv | read-only binds of exactly that path (none beneath the sandbox's own mounts) |
+//! | `/runtime` | the run's runtime tree (`skillgate runtime install`), wherever it is installed | read-only bind; its interpreter runs from there |
+//! | `/etc` | passwd and group with the sandbox user, hosts, the ld.so cache, `localtime` (UTC), and the shared-library links of `/etc/alternatives` | read-only tmpfs with generated files and links |
 //! | `/dev` | null, zero, full, random, urandom, and the `fd` links | tmpfs, read-only, with device binds |
 //! | `/proc` | a fresh proc of the sandbox's pid namespace; `/proc/sys` read-only | proc |
 //! | `/tmp` | private | tmpfs, size-capped, noexec |
@@ -27,12 +28,30 @@ use std::path::{Component, Path, PathBuf};
 pub(crate) const WORK_DIR: &str = "/work";
 /// The output directory inside the sandbox (`$SKILLGATE_OUTPUT_DIR`).
 pub(crate) const OUT_DIR: &str = "/out";
+/// Where a runtime's tree (a virtualenv) is mounted, wherever it lives on the host (a
+/// virtualenv finds itself from the path its interpreter is started by).
+pub(crate) const RUNTIME_DIR: &str = "/runtime";
+/// The sandbox's own mount points: a host path beneath one would be hidden by it.
+const OWN_MOUNTS: [&str; 7] = [
+    "/etc",
+    "/dev",
+    "/proc",
+    "/tmp",
+    WORK_DIR,
+    OUT_DIR,
+    RUNTIME_DIR,
+];
 /// The host's system directories made visible.
 const SYSTEM_DIRS: [&str; 7] = [
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
 ];
 /// The dynamic loader's cache, copied into the sandbox's `/etc`.
 const LD_SO_CACHE: &str = "/etc/ld.so.cache";
+/// Folders of `/etc` whose links to shared libraries are recreated in the sandbox's `/etc`
+/// (Debian reaches `libblas.so.3` through `/etc/alternatives`).
+const ETC_LINK_DIRS: [&str; 1] = ["/etc/alternatives"];
+/// The time zone every run sees.
+const LOCALTIME: &str = "/usr/share/zoneinfo/Etc/UTC";
 /// Devices bound into `/dev`.
 const DEVICES: [&str; 5] = ["null", "zero", "full", "random", "urandom"];
 
@@ -124,23 +143,28 @@ impl Builder {
 
     /// A read-only bind of host `src` at the same path inside.
     fn bind_ro(&mut self, src: &Path) -> Result<(), ExecError> {
+        self.bind_ro_at(src, src)
+    }
+
+    /// A read-only bind of host `src` at `inside`.
+    fn bind_ro_at(&mut self, src: &Path, inside: &Path) -> Result<(), ExecError> {
         let is_dir = src.is_dir();
         if is_dir {
-            self.mkdir_p(src)?;
+            self.mkdir_p(inside)?;
         } else {
-            if let Some(parent) = src.parent() {
+            if let Some(parent) = inside.parent() {
                 self.mkdir_p(parent)?;
             }
             self.ops.push(Op::Touch {
-                path: cstr(self.host(src))?,
+                path: cstr(self.host(inside))?,
             });
         }
         self.ops.push(Op::Bind {
             src: cstr(src)?,
-            dst: cstr(self.host(src))?,
+            dst: cstr(self.host(inside))?,
             ro_flags: Some(libc::MS_NOSUID | libc::MS_NODEV),
         });
-        self.ro_rules.push((src.to_path_buf(), is_dir));
+        self.ro_rules.push((inside.to_path_buf(), is_dir));
         Ok(())
     }
 }
@@ -163,6 +187,13 @@ fn checked_ro_path(p: &Path) -> Result<PathBuf, ExecError> {
         return Err(ExecError::Other(
             "read-only path `/` would expose the whole host".into(),
         ));
+    }
+    if let Some(own) = OWN_MOUNTS.iter().find(|m| c.starts_with(m)) {
+        return Err(ExecError::Other(format!(
+            "read-only path `{}` is under `{own}`, which the sandbox mounts itself; move it \
+             elsewhere",
+            c.display()
+        )));
     }
     Ok(c)
 }
@@ -194,6 +225,36 @@ fn etc_files(spec: &SandboxSpec) -> [(&'static str, String); 5] {
             "passwd: files\ngroup: files\nhosts: files\n".to_string(),
         ),
     ]
+}
+
+/// The links of [`ETC_LINK_DIRS`] that lead to a shared library (`*.so*`) inside the
+/// system directories, as (link inside `/etc`, the library's real path). The sandbox
+/// recreates exactly these links, pointing straight at the library, which the system
+/// directories' binds already show: the host's `/etc` itself is never visible. A link
+/// leading anywhere else is left out (a library outside the system directories is made
+/// visible by a runtime's `read_only` paths).
+fn etc_library_links() -> Vec<(PathBuf, PathBuf)> {
+    let mut out = Vec::new();
+    for dir in ETC_LINK_DIRS {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name();
+            if !name.to_string_lossy().contains(".so") {
+                continue;
+            }
+            let link = Path::new(dir).join(&name);
+            let Ok(target) = std::fs::canonicalize(&link) else {
+                continue;
+            };
+            if target.is_file() && covered_by_system_dirs(&target) {
+                out.push((link, target));
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// Where every run mounts its new root: an empty directory owned by this (root) user and
@@ -316,6 +377,25 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
             _ => {}
         }
     }
+    // A runtime's tree at its fixed place; its interpreter is run from there.
+    let mut program = i.interp.program.clone();
+    if let Some(rt) = &i.spec.interpreter
+        && let Some(tree) = &rt.tree
+    {
+        let tree = std::fs::canonicalize(tree).map_err(|e| {
+            ExecError::io(format!("runtime `{}` at {}", rt.runtime, tree.display()), e)
+        })?;
+        let rel = rt.program.strip_prefix(&tree).map_err(|_| {
+            ExecError::Other(format!(
+                "runtime `{}`: its interpreter {} is not inside its tree {}",
+                rt.runtime,
+                rt.program.display(),
+                tree.display()
+            ))
+        })?;
+        program = Path::new(RUNTIME_DIR).join(rel);
+        b.bind_ro_at(&tree, Path::new(RUNTIME_DIR))?;
+    }
     let mut extra = vec![i.interp.prefix.clone()];
     extra.extend(i.spec.read_only_paths.iter().cloned());
     for p in extra {
@@ -344,6 +424,21 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
             src: cstr(LD_SO_CACHE)?,
             dst: cstr(etc_host.join("ld.so.cache"))?,
             mode: 0o644,
+        });
+    }
+    for (link, target) in etc_library_links() {
+        if let Some(parent) = link.parent() {
+            b.mkdir_p(parent)?;
+        }
+        b.ops.push(Op::Symlink {
+            target: cstr(target)?,
+            link: cstr(b.host(&link))?,
+        });
+    }
+    if Path::new(LOCALTIME).is_file() {
+        b.ops.push(Op::Symlink {
+            target: cstr(LOCALTIME)?,
+            link: cstr(etc_host.join("localtime"))?,
         });
     }
     b.ops.push(Op::Remount {
@@ -470,7 +565,7 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
     };
 
     let entry_inside = Path::new(WORK_DIR).join(&entry_rel);
-    let argv = std::iter::once(cstr(&i.interp.program))
+    let argv = std::iter::once(cstr(&program))
         .chain(i.interp.isolation_args().iter().map(cstr))
         .chain(std::iter::once(cstr(&entry_inside)))
         .collect::<Result<Vec<_>, _>>()?;
@@ -487,7 +582,7 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
         gid: i.spec.gid,
         cap_last_cap: i.cap_last_cap,
         cwd: cstr(WORK_DIR)?,
-        program: cstr(&i.interp.program)?,
+        program: cstr(&program)?,
         argv_ptrs: ptr_array(&argv),
         envp_ptrs: ptr_array(&envp),
         _argv: argv,
@@ -538,6 +633,20 @@ mod tests {
     }
 
     #[test]
+    fn only_library_links_inside_the_system_dirs_are_recreated() {
+        for (link, target) in etc_library_links() {
+            assert!(link.starts_with("/etc/"), "{}", link.display());
+            assert!(link.to_string_lossy().contains(".so"), "{}", link.display());
+            assert!(covered_by_system_dirs(&target) && target.is_file());
+        }
+        // Debian's BLAS, when installed, is among them.
+        let blas = Path::new("/etc/alternatives/libblas.so.3-x86_64-linux-gnu");
+        if blas.exists() {
+            assert!(etc_library_links().iter().any(|(l, _)| l == blas));
+        }
+    }
+
+    #[test]
     fn handled_rights_grow_with_the_abi() {
         assert_eq!(handled(1), 0x1fff);
         assert_eq!(handled(3), 0x7fff);
@@ -550,5 +659,10 @@ mod tests {
         assert!(checked_ro_path(Path::new("/no/such/path/here")).is_err());
         assert!(checked_ro_path(Path::new("/")).is_err());
         assert!(checked_ro_path(Path::new("/usr")).is_ok());
+        // Beneath the sandbox's own mounts it would be hidden: a clear error instead.
+        let err = checked_ro_path(Path::new("/proc/self"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("under `/proc`"), "{err}");
     }
 }

@@ -35,7 +35,7 @@ pub use cgroup::CgroupMode;
 use crate::reap::Waited;
 use crate::supervisor::{Captures, ProcessResult};
 use crate::workdir::OUTPUT_DIR_ENV;
-use crate::{Interpreter, artifacts, outcome_from};
+use crate::{artifacts, outcome_from};
 use cgroup::{LimitEvents, RunCgroup};
 use child::{
     MSG_DONE, MSG_EXEC_FAILED, MSG_LEN, MSG_READY, MSG_SETUP_FAILED, Msg, ProcView, Stage,
@@ -328,8 +328,8 @@ impl NativeSandbox {
         }
         let skill = &req.skill;
         let limits = req.spec.limits;
-        let interp = Interpreter::resolve(
-            skill.language,
+        let interp = crate::interpreter::for_run(
+            req,
             self.interpreters.get(&skill.language).map(PathBuf::as_path),
         )?;
         let begun = Instant::now();

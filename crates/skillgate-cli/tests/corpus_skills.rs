@@ -1,0 +1,215 @@
+//! The corpus of realistic skills (`corpora/skills/`) through the real `skillgate run`:
+//! every layer on, the example config, the native sandbox, each skill on its named
+//! runtime. Each must end `ok` with exit 0 and its expected answer, with no finding above
+//! `info` and nothing on stderr but what it logs itself (`expected-stderr.txt`); charts
+//! come back as PNG artifacts (and inline base64 PNGs decode to PNGs).
+//!
+//! The runtimes are installed once per target directory with `skillgate runtime install
+//! --offline`, from the wheel cache `scripts/install-test-deps` fills (no network here).
+mod common;
+use assert_cmd::Command;
+use base64::Engine;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+const PNG_MAGIC: &[u8] = b"\x89PNG\r\n\x1a\n";
+/// What an expected answer says where the skill returns an inline PNG.
+const PNG_PLACEHOLDER: &str = "<png-base64>";
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn skillgate() -> Command {
+    let mut c = Command::cargo_bin("skillgate").unwrap();
+    c.current_dir(repo());
+    c
+}
+
+/// The example config with the runtimes kept in this target directory, so they are
+/// installed once and not per run (the monitor still gets a fresh state per run).
+fn config() -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus-skills");
+    std::fs::create_dir_all(&dir).unwrap();
+    let example = std::fs::read_to_string(repo().join("examples/skillgate.toml")).unwrap();
+    let runtimes = dir.join("runtimes");
+    let text = example.replace(
+        "[runtimes]\n",
+        &format!("[runtimes]\ndir = \"{}\"\n", runtimes.display()),
+    );
+    assert_ne!(
+        text, example,
+        "examples/skillgate.toml has a [runtimes] section"
+    );
+    let path = dir.join("skillgate.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn install(config: &Path, name: &str) {
+    let out = skillgate()
+        .args(["runtime", "install", name, "--offline", "--config"])
+        .arg(config)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "installing runtime {name} failed (run scripts/install-test-deps to fill the wheel cache): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Compares an answer with the expected one; inline PNGs are checked by their magic.
+fn same_answer(expected: &Value, actual: &Value, path: &str, why: &mut Vec<String>) {
+    match (expected, actual) {
+        (Value::String(e), Value::String(a)) if e == PNG_PLACEHOLDER => {
+            let bytes = base64::engine::general_purpose::STANDARD.decode(a);
+            if !bytes.is_ok_and(|b| b.starts_with(PNG_MAGIC)) {
+                why.push(format!("{path}: not a base64 PNG"));
+            }
+        }
+        (Value::Object(e), Value::Object(a)) => {
+            let keys = |m: &serde_json::Map<String, Value>| {
+                m.keys().cloned().collect::<std::collections::BTreeSet<_>>()
+            };
+            if keys(e) != keys(a) {
+                why.push(format!("{path}: keys {:?} != {:?}", keys(e), keys(a)));
+            }
+            for (k, v) in e {
+                if let Some(av) = a.get(k) {
+                    same_answer(v, av, &format!("{path}.{k}"), why);
+                }
+            }
+        }
+        _ if expected != actual => why.push(format!("{path}: expected {expected}, got {actual}")),
+        _ => {}
+    }
+}
+
+/// Runs one skill; returns what is wrong with its run.
+fn check(config: &Path, dir: &Path) -> Vec<String> {
+    let read = |f: &str| std::fs::read_to_string(dir.join(f));
+    let out = skillgate()
+        .arg("run")
+        .arg(dir)
+        .arg("--input-file")
+        .arg(dir.join("sample-input.json"))
+        .arg("--config")
+        .arg(config)
+        .args(["--entities", "examples/entities.json"])
+        .args([
+            "--agent",
+            "analyst-1",
+            "--tenant",
+            "acme",
+            "--format",
+            "json",
+        ])
+        .arg("--state-dir")
+        .arg(common::state_dir())
+        .output()
+        .unwrap();
+    let Ok(report) = serde_json::from_slice::<Value>(&out.stdout) else {
+        return vec![format!(
+            "no JSON report; stderr: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )];
+    };
+    let mut why = Vec::new();
+    if out.status.code() != Some(0) || report["status"] != "ok" || report["exit_code"] != 0 {
+        why.push(format!(
+            "status {} exit {} (process {:?}); stderr: {}; findings: {}",
+            report["status"],
+            report["exit_code"],
+            out.status.code(),
+            report["stderr"],
+            report["findings"]
+        ));
+        return why;
+    }
+    for f in report["findings"].as_array().into_iter().flatten() {
+        if f["severity"] != "info" {
+            why.push(format!("finding above info: {f}"));
+        }
+    }
+    let expected: Value = serde_json::from_str(&read("expected-output.json").unwrap()).unwrap();
+    match serde_json::from_str::<Value>(report["stdout"].as_str().unwrap_or("")) {
+        Ok(answer) => same_answer(&expected, &answer, "stdout", &mut why),
+        Err(e) => why.push(format!("stdout is not JSON ({e}): {}", report["stdout"])),
+    }
+    // What the skill logs, else nothing (no library noise on stderr).
+    let stderr = report["stderr"].as_str().unwrap_or("");
+    let want_stderr = read("expected-stderr.txt").unwrap_or_default();
+    if stderr != want_stderr {
+        why.push(format!("stderr {stderr:?}, expected {want_stderr:?}"));
+    }
+    let want: Vec<String> = read("expected-artifacts.json")
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or_default();
+    let artifacts = report["artifacts"].as_array().cloned().unwrap_or_default();
+    let names: Vec<&str> = artifacts
+        .iter()
+        .filter_map(|a| a["name"].as_str())
+        .collect();
+    if names != want {
+        why.push(format!("artifacts {names:?}, expected {want:?}"));
+    }
+    for a in &artifacts {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(a["content_base64"].as_str().unwrap_or(""))
+            .unwrap_or_default();
+        if !bytes.starts_with(PNG_MAGIC) {
+            why.push(format!("artifact {} is not a PNG", a["name"]));
+        }
+    }
+    why
+}
+
+#[test]
+fn every_corpus_skill_runs_ok_with_its_expected_answer_and_no_warning() {
+    let config = config();
+    for runtime in ["python", "python-data", "node"] {
+        install(&config, runtime);
+    }
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(repo().join("corpora/skills"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("SKILL.md").is_file())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() >= 30, "{} skills", dirs.len());
+    let charts = dirs
+        .iter()
+        .filter(|d| d.join("expected-artifacts.json").is_file())
+        .count();
+    assert!(charts >= 2, "{charts} chart skills");
+
+    // Two at a time: the machine's cores, not the skills, are the limit.
+    let queue = Mutex::new(dirs.clone());
+    let failures = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                while let Some(dir) = queue.lock().unwrap().pop() {
+                    let why = check(&config, &dir);
+                    if !why.is_empty() {
+                        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+                        failures
+                            .lock()
+                            .unwrap()
+                            .push(format!("{name}:\n  {}", why.join("\n  ")));
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(
+        failures.is_empty(),
+        "{} of {} skills failed:\n{}",
+        failures.len(),
+        dirs.len(),
+        failures.join("\n")
+    );
+}

@@ -63,13 +63,7 @@ fn example_with_tenant_allow_list(dir: &Path) -> PathBuf {
         joined.contains("\n[network.tenants.acme]\nmode = \"allow_list\""),
         "{joined}"
     );
-    let cfg = dir.join("skillgate.toml");
-    // The example's files beside the copy, so its relative paths keep working.
-    for file in ["entities.json", "grants.json"] {
-        std::fs::copy(repo().join("examples").join(file), dir.join(file)).unwrap();
-    }
-    std::fs::write(&cfg, joined).unwrap();
-    cfg
+    common::example_config(dir, |_| joined)
 }
 
 #[test]

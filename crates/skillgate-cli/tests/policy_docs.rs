@@ -63,12 +63,31 @@ fn the_example_config_grants_the_restricted_skill_to_the_analysts() {
         "---\nname: quarterly-report\ndescription: x\nmetadata:\n  skillgate.visibility: restricted\n  skillgate.owner: builder-alice\n  skillgate.tenant: acme\n---\n",
     )
     .unwrap();
+    // Grants bind to the operator's catalogue record of the skill's digest, never to a
+    // folder's name: record this folder as acme's restricted quarterly-report.
+    let digest = skillgate()
+        .args(["policy", "digest"])
+        .arg(&skill)
+        .output()
+        .unwrap();
+    assert!(digest.status.success());
+    let digest = String::from_utf8(digest.stdout).unwrap();
+    let config = common::example_config(d.path(), |t| t);
+    let catalogue = d.path().join("catalogue.json");
+    let mut records: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(&catalogue).unwrap()).unwrap();
+    records.push(serde_json::json!({
+        "name": "quarterly-report", "tenant": "acme", "owner": "builder-alice",
+        "visibility": "restricted", "digest": digest.trim(),
+    }));
+    std::fs::write(&catalogue, serde_json::to_string(&records).unwrap()).unwrap();
     let run = |agent: &str| {
         let out = skillgate()
             .arg("run")
             .arg(&skill)
             .args(["--input", "{\"query\": \"q\", \"data\": [1]}"])
-            .args(["--config", "examples/skillgate.toml", "--tenant", "acme"])
+            .arg("--config")
+            .arg(&config)
             .args(["--agent", agent, "--format", "json", "--state-dir"])
             .arg(common::state_dir())
             .output()

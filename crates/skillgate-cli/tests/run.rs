@@ -2,7 +2,7 @@
 //! supervisor's limits, through the real binary.
 mod common;
 use assert_cmd::Command;
-use common::state_dir;
+use common::{example_config, state_dir};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -415,25 +415,6 @@ fn the_callers_environment_does_not_reach_the_skill() {
         names.iter().any(|n| n == "SKILLGATE_OUTPUT_DIR"),
         "{names:?}"
     );
-}
-
-/// examples/skillgate.toml with its relative paths made absolute and `edit` applied, in
-/// `dir`; returns the config's path.
-fn example_config(dir: &Path, edit: impl Fn(String) -> String) -> PathBuf {
-    let examples = repo().join("examples");
-    let text = std::fs::read_to_string(examples.join("skillgate.toml"))
-        .unwrap()
-        .replace(
-            "\"entities.json\"",
-            &format!("{:?}", examples.join("entities.json")),
-        )
-        .replace(
-            "\"catalogue.json\"",
-            &format!("{:?}", examples.join("catalogue.json")),
-        );
-    let path = dir.join("skillgate.toml");
-    std::fs::write(&path, edit(text)).unwrap();
-    path
 }
 
 // Issue 21, item 3: the limits the caller asks for, clamped like the isolation layer

@@ -41,7 +41,15 @@ fn start_sleeper() -> (std::thread::JoinHandle<ExecOutcome>, i32) {
     });
     let waiting = Instant::now();
     loop {
-        let inits = children("self");
+        // The sandbox's init by its name: the interpreter's resolution may run a probe
+        // process (a pyenv shim, with children of its own) as another child meanwhile.
+        let inits: Vec<String> = children("self")
+            .into_iter()
+            .filter(|p| {
+                std::fs::read_to_string(format!("/proc/{p}/comm"))
+                    .is_ok_and(|c| c.trim() == "sandbox-init")
+            })
+            .collect();
         if let [init] = inits.as_slice()
             && !children(init).is_empty()
         {

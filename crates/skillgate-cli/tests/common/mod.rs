@@ -11,3 +11,27 @@ pub(crate) fn state_dir() -> PathBuf {
         .path()
         .join(n.to_string())
 }
+
+/// The repository's root.
+#[allow(dead_code)]
+pub(crate) fn repo() -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Writes `examples/skillgate.toml`, changed by `edit`, into `dir`, with the example's
+/// files it names (entities, grants, catalogue) copied beside it, so its relative paths
+/// keep working. Returns the config's path.
+#[allow(dead_code)]
+pub(crate) fn example_config(
+    dir: &std::path::Path,
+    edit: impl FnOnce(String) -> String,
+) -> PathBuf {
+    let examples = repo().join("examples");
+    for file in ["entities.json", "grants.json", "catalogue.json"] {
+        std::fs::copy(examples.join(file), dir.join(file)).unwrap();
+    }
+    let text = std::fs::read_to_string(examples.join("skillgate.toml")).unwrap();
+    let path = dir.join("skillgate.toml");
+    std::fs::write(&path, edit(text)).unwrap();
+    path
+}

@@ -12,12 +12,17 @@
 # medians and the ratios full/bwrap and full/bare.
 #
 # Usage: benches/cli_start.sh [RUNS]   (root; needs bubblewrap: apt-get install bubblewrap)
+#        SKILLGATE_BIN=/path/to/skillgate benches/cli_start.sh [RUNS]   (time that binary,
+#        e.g. one saved from before a change, instead of building this checkout)
 set -euo pipefail
 RUNS="${1:-40}"
 cd "$(dirname "$0")/.."
-cargo build -q --release -p skillgate-cli
-TARGET="${CARGO_TARGET_DIR:-target}"
-SG="$TARGET/release/skillgate"
+if [ -n "${SKILLGATE_BIN:-}" ]; then
+  SG="$SKILLGATE_BIN"
+else
+  cargo build -q --release -p skillgate-cli
+  SG="${CARGO_TARGET_DIR:-target}/release/skillgate"
+fi
 command -v bwrap >/dev/null || { echo "bwrap not found: apt-get install bubblewrap" >&2; exit 1; }
 PY=/usr/bin/python3
 [ -x "$PY" ] && [ ! -L "$PY" ] || PY=$(readlink -f /usr/bin/python3)
@@ -60,11 +65,14 @@ run_args = [sg, "run", skill, "--input-file", input_file, "--agent", "analyst-1"
             "--tenant", "acme", "--config", "examples/skillgate.toml", "--state-dir", state]
 off = run_args + [a for l in layers for a in ("--disable", l)]
 
+# skillgate runs the first python3 on PATH (the example config names none): give it a PATH
+# on which that is the same real interpreter as the others, not a version manager's.
+sg_env = dict(os.environ, PATH=small_env["PATH"])
 contenders = {
     "bare": ([py, "-s", entry], small_env),
     "bwrap": (bwrap_cmd(), small_env),
-    "sg-off": (off, None),
-    "sg-full": (run_args, None),
+    "sg-off": (off, sg_env),
+    "sg-full": (run_args, sg_env),
 }
 
 def once(argv, env):

@@ -75,11 +75,7 @@ impl RuleSet {
 
     /// The default pack embedded at build time from `rules/secrets/*.toml`.
     pub fn default_pack() -> Result<Self, RuleSetError> {
-        let mut b = RuleSetBuilder::new();
-        for (name, text) in crate::DEFAULT_PACK {
-            b.add_toml(text, &format!("rules/secrets/{name}"))?;
-        }
-        b.build()
+        RuleSetBuilder::with_default_pack()?.build()
     }
 
     /// Loads one or more rule files (without the default pack).
@@ -89,6 +85,13 @@ impl RuleSet {
             b.add_file(p.as_ref())?;
         }
         b.build()
+    }
+
+    /// A set of these rules, for tests.
+    #[cfg(test)]
+    pub(crate) fn from_rules(rules: Vec<Rule>) -> Result<Self, RuleSetError> {
+        let origins = vec!["(test)".to_string(); rules.len()];
+        RuleSet::build(rules, origins)
     }
 
     fn build(rules: Vec<Rule>, origins: Vec<String>) -> Result<Self, RuleSetError> {
@@ -173,7 +176,7 @@ impl RuleSet {
     pub(crate) fn without_assignment_prechecks(&self) -> RuleSet {
         let mut set = self.clone();
         for r in &mut set.rules {
-            r.assignment = false;
+            r.without_assignment_precheck();
         }
         set
     }
@@ -213,10 +216,12 @@ impl RuleSetBuilder {
     }
 
     /// Starts from the embedded default pack.
+    /// Its rules' regexes are compiled when a scan first needs them (the crate's tests
+    /// compile them all, and check every rule's examples).
     pub fn with_default_pack() -> Result<Self, RuleSetError> {
         let mut b = RuleSetBuilder::new();
         for (name, text) in crate::DEFAULT_PACK {
-            b.add_toml(text, &format!("rules/secrets/{name}"))?;
+            b.add_rules(text, &format!("rules/secrets/{name}"), Rule::deferred)?;
         }
         Ok(b)
     }
@@ -232,18 +237,37 @@ impl RuleSetBuilder {
 
     /// Adds the rules of rule-file text; `origin` names it in errors.
     pub fn add_toml(&mut self, text: &str, origin: &str) -> Result<&mut Self, RuleSetError> {
+        self.add_rules(text, origin, Rule::compile)
+    }
+
+    /// Adds the rules of rule-file text, each made a [`Rule`] by `make`.
+    fn add_rules(
+        &mut self,
+        text: &str,
+        origin: &str,
+        make: fn(RuleDef) -> Result<Rule, RuleError>,
+    ) -> Result<&mut Self, RuleSetError> {
         let file: RuleFile = toml::from_str(text).map_err(|e| RuleSetError::Parse {
             origin: origin.to_string(),
             message: e.to_string().trim_end().to_string(),
         })?;
         for def in file.rule {
-            self.add_def(def, origin)?;
+            self.add_made(def, origin, make)?;
         }
         Ok(self)
     }
 
     /// Adds one rule definition.
     pub fn add_def(&mut self, def: RuleDef, origin: &str) -> Result<&mut Self, RuleSetError> {
+        self.add_made(def, origin, Rule::compile)
+    }
+
+    fn add_made(
+        &mut self,
+        def: RuleDef,
+        origin: &str,
+        make: fn(RuleDef) -> Result<Rule, RuleError>,
+    ) -> Result<&mut Self, RuleSetError> {
         if let Some(first) = self.seen.get(&def.id) {
             return Err(RuleSetError::Duplicate {
                 id: def.id,
@@ -251,7 +275,7 @@ impl RuleSetBuilder {
                 first: first.clone(),
             });
         }
-        let rule = Rule::compile(def).map_err(|source| RuleSetError::Rule {
+        let rule = make(def).map_err(|source| RuleSetError::Rule {
             origin: origin.to_string(),
             source,
         })?;

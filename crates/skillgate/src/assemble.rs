@@ -48,7 +48,7 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
     // can be switched off.
     let mut builder = PipelineBuilder::new().layer_at(LayerName::Input, InputSchemaLayer::new());
     if enabled(LayerName::Prescan) {
-        builder = builder.layer_at(LayerName::Prescan, prescan_layer(&config.prescan)?);
+        builder = builder.layer_at(LayerName::Prescan, prescan_layer(config)?);
     }
     if enabled(LayerName::Secrets) {
         let (layer, secret_notices) = secrets_layer(&config.secrets)?;
@@ -194,11 +194,12 @@ fn secrets_layer(
     ))
 }
 
-/// The pre-scan layer `[prescan]` describes: the built-in packs or `rules_dir`.
-fn prescan_layer(
-    cfg: &crate::config::PrescanConfig,
-) -> Result<skillgate_prescan::PreScanLayer, AssembleError> {
-    use skillgate_prescan::{PreScanLayer, PreScanner, RuleSet, ScanOptions};
+/// The pre-scan layer `[prescan]` describes: the built-in packs or `rules_dir`, with its
+/// verdicts cached by content in the state directory's `prescan-cache` (no cache when there
+/// is no state directory: every skill is scanned).
+fn prescan_layer(config: &Config) -> Result<skillgate_prescan::PreScanLayer, AssembleError> {
+    use skillgate_prescan::{PreScanLayer, PreScanner, RuleSet, ScanOptions, VerdictCache};
+    let cfg = &config.prescan;
     let rules = match &cfg.rules_dir {
         Some(dir) => RuleSet::load_dir(dir),
         None => RuleSet::embedded(),
@@ -212,10 +213,15 @@ fn prescan_layer(
         unknown_module: cfg.unknown_module,
         ..ScanOptions::default()
     };
-    Ok(PreScanLayer::new(PreScanner::with_rules(
-        std::sync::Arc::new(rules),
-        options,
-    )))
+    let mut scanner = PreScanner::with_rules(std::sync::Arc::new(rules), options);
+    let state_dir = match &config.monitor.state_dir {
+        Some(dir) => Some(dir.clone()),
+        None => skillgate_monitor::default_state_dir().ok(),
+    };
+    if let Some(cache) = state_dir.and_then(|d| VerdictCache::open(&d.join("prescan-cache")).ok()) {
+        scanner = scanner.with_cache(cache);
+    }
+    Ok(PreScanLayer::new(scanner))
 }
 
 /// The native sandbox `config` describes: its interpreters, and the seccomp compiler of

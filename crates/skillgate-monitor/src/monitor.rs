@@ -6,7 +6,10 @@ use crate::detections::{Action, Context, Detections, History, Hit, RulesError, m
 use crate::metrics;
 use crate::signals::{RequestMeta, Signals};
 use crate::store::{EventRow, Store, StoreError};
-use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use governor::clock::MonotonicClock;
+use governor::middleware::NoOpMiddleware;
+use governor::state::keyed::DashMapStateStore;
+use governor::{Quota, RateLimiter};
 use serde::Deserialize;
 use skillgate_core::{ExecOutcome, Finding, LayerName, Severity, Status, units};
 use std::collections::HashMap;
@@ -132,6 +135,16 @@ fn key(tenant: &str, agent: &str) -> String {
     format!("{tenant}\u{0}{agent}")
 }
 
+/// The throttle's per-agent rate limiter, on the standard monotonic clock: governor's
+/// default clock (quanta) calibrates the CPU's time-stamp counter when it is first made,
+/// spinning for about 10 ms in every `skillgate run`.
+type KeyedLimiter = RateLimiter<
+    String,
+    DashMapStateStore<String>,
+    MonotonicClock,
+    NoOpMiddleware<std::time::Instant>,
+>;
+
 /// The behavioural monitor: detections, baselines, actions, over a [`Store`].
 ///
 /// ```
@@ -149,7 +162,7 @@ pub struct Monitor {
     store: Arc<Store>,
     detections: Detections,
     config: MonitorConfig,
-    limiter: DefaultKeyedRateLimiter<String>,
+    limiter: KeyedLimiter,
     throttled: Mutex<HashMap<String, Option<i64>>>,
 }
 
@@ -188,7 +201,7 @@ impl Monitor {
             store,
             detections,
             config: config.clone(),
-            limiter: RateLimiter::keyed(Quota::per_minute(per_minute)),
+            limiter: RateLimiter::dashmap_with_clock(Quota::per_minute(per_minute), MonotonicClock),
             throttled: Mutex::new(HashMap::new()),
         })
     }

@@ -220,8 +220,13 @@ impl RuleSetBuilder {
     /// compile them all, and check every rule's examples).
     pub fn with_default_pack() -> Result<Self, RuleSetError> {
         let mut b = RuleSetBuilder::new();
-        for (name, text) in crate::DEFAULT_PACK {
-            b.add_rules(text, &format!("rules/secrets/{name}"), Rule::deferred)?;
+        for (name, json) in crate::DEFAULT_PACK_JSON {
+            let origin = format!("rules/secrets/{name}");
+            let file: RuleFile = serde_json::from_str(json).map_err(|e| RuleSetError::Parse {
+                origin: origin.clone(),
+                message: e.to_string(),
+            })?;
+            b.add_rules(file, &origin, Rule::deferred)?;
         }
         Ok(b)
     }
@@ -237,20 +242,20 @@ impl RuleSetBuilder {
 
     /// Adds the rules of rule-file text; `origin` names it in errors.
     pub fn add_toml(&mut self, text: &str, origin: &str) -> Result<&mut Self, RuleSetError> {
-        self.add_rules(text, origin, Rule::compile)
-    }
-
-    /// Adds the rules of rule-file text, each made a [`Rule`] by `make`.
-    fn add_rules(
-        &mut self,
-        text: &str,
-        origin: &str,
-        make: fn(RuleDef) -> Result<Rule, RuleError>,
-    ) -> Result<&mut Self, RuleSetError> {
         let file: RuleFile = toml::from_str(text).map_err(|e| RuleSetError::Parse {
             origin: origin.to_string(),
             message: e.to_string().trim_end().to_string(),
         })?;
+        self.add_rules(file, origin, Rule::compile)
+    }
+
+    /// Adds the rules of a rule file, each made a [`Rule`] by `make`.
+    fn add_rules(
+        &mut self,
+        file: RuleFile,
+        origin: &str,
+        make: fn(RuleDef) -> Result<Rule, RuleError>,
+    ) -> Result<&mut Self, RuleSetError> {
         for def in file.rule {
             self.add_made(def, origin, make)?;
         }
@@ -288,5 +293,26 @@ impl RuleSetBuilder {
     /// Builds the set.
     pub fn build(self) -> Result<RuleSet, RuleSetError> {
         RuleSet::build(self.rules, self.origins)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_build_time_json_of_the_default_pack_is_its_toml() {
+        assert_eq!(crate::DEFAULT_PACK.len(), crate::DEFAULT_PACK_JSON.len());
+        let mut rules = 0;
+        for ((name, toml_text), (json_name, json)) in
+            crate::DEFAULT_PACK.iter().zip(crate::DEFAULT_PACK_JSON)
+        {
+            assert_eq!(name, json_name);
+            let from_toml: RuleFile = toml::from_str(toml_text).unwrap();
+            let from_json: RuleFile = serde_json::from_str(json).unwrap();
+            assert_eq!(from_toml.rule, from_json.rule, "{name}");
+            rules += from_toml.rule.len();
+        }
+        assert_eq!(RuleSet::default_pack().unwrap().len(), rules);
     }
 }

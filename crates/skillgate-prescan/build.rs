@@ -33,6 +33,51 @@ fn main() {
         }
     }
     out.push_str("];\n");
+    let _ = writeln!(
+        out,
+        "/// A digest of the scanner's own source and the locked dependencies (the grammars):\n/// a cached verdict is only valid for the scanner that made it.\npub(crate) const SCANNER_DIGEST: &str = {:?};",
+        source_digest(Path::new(&manifest))
+    );
     let dest = Path::new(&std::env::var("OUT_DIR").unwrap_or_default()).join("embedded.rs");
     std::fs::write(&dest, out).unwrap_or_else(|e| panic!("cannot write {}: {e}", dest.display()));
+}
+
+/// FNV-1a over the crate's `src/` files (sorted by path) and the workspace's `Cargo.lock`:
+/// changes whenever the scanner's code or a dependency's version does. Not a security
+/// boundary (the cache key's sha256 is), only the identity of this build of the scanner.
+fn source_digest(manifest: &Path) -> String {
+    let mut files = Vec::new();
+    let mut dirs = vec![manifest.join("src")];
+    while let Some(dir) = dirs.pop() {
+        println!("cargo:rerun-if-changed={}", dir.display());
+        for e in
+            std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        {
+            let p = e
+                .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+                .path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    files.push(manifest.join("../../Cargo.lock"));
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for f in &files {
+        println!("cargo:rerun-if-changed={}", f.display());
+        let name = f
+            .strip_prefix(manifest)
+            .unwrap_or(f)
+            .to_string_lossy()
+            .into_owned();
+        let bytes = std::fs::read(f).unwrap_or_default();
+        for b in name.bytes().chain([0]).chain(bytes) {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    format!("{h:016x}")
 }

@@ -12,6 +12,7 @@ use crate::audit::{self, AuditRecord, Sink};
 use crate::baseline::Baselines;
 use crate::detections::History;
 use crate::signals::Blame;
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 use skillgate_core::{QuarantineSource, Status};
@@ -309,6 +310,13 @@ impl Store {
                 )));
             }
         }
+        // Each `skillgate run` is a process with the store's only connection: by default
+        // closing it checkpoints the WAL into the database and deletes it, and the next
+        // run creates it again, four more flushes per run (the WAL's header, its folder,
+        // then the WAL and the database at the checkpoint). Keeping the WAL between runs
+        // costs no durability: a commit is durable when its WAL frames are synced
+        // (`synchronous`, below), and the automatic checkpoint still bounds the WAL.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
         conn.pragma_update(
             None,
             "synchronous",

@@ -186,17 +186,38 @@ fn kill_9_mid_stream() {
     );
 }
 
+/// A process's store closes without checkpointing: the WAL stays for the next process
+/// (which would otherwise create it again, with a sync of the file and of its folder),
+/// and what the first committed is all there.
+fn closing_keeps_the_wal() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = spawn_writer(dir.path(), 3, "closer");
+    let ids: BTreeSet<String> = committed(&mut child).into_iter().collect();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(ids.len(), 3);
+    let wal = dir.path().join("state.db-wal");
+    assert!(
+        std::fs::metadata(&wal).is_ok_and(|m| m.len() > 0),
+        "the WAL was checkpointed and deleted on close"
+    );
+    check_exactly_once(dir.path(), &ids);
+    println!("closing_keeps_the_wal: the WAL outlives the process, nothing lost");
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("writer") {
         writer(Path::new(&args[2]), args[3].parse().unwrap(), &args[4]);
         return;
     }
-    // `cargo test -- --list` and filters: this file has exactly two checks.
+    // `cargo test -- --list` and filters: this file has exactly three checks.
     if args.iter().any(|a| a == "--list") {
-        println!("threads_and_processes: test\nkill_9_mid_stream: test");
+        println!(
+            "threads_and_processes: test\nkill_9_mid_stream: test\nclosing_keeps_the_wal: test"
+        );
         return;
     }
     threads_and_processes();
     kill_9_mid_stream();
+    closing_keeps_the_wal();
 }

@@ -52,7 +52,7 @@ pub type PreScanService<S> = DecideService<S, PreScanner>;
 impl Decide for PreScanner {
     const LAYER: LayerName = LayerName::Prescan;
     fn decide(&self, req: &mut ExecRequest) -> Result<Vec<Finding>, Rejection> {
-        let report = self.scan_skill(&req.skill);
+        let report = self.scan_skill_cached(&req.skill);
         if report.verdict == Verdict::Block {
             return Err(Rejection::new(Status::Blocked, report.findings));
         }

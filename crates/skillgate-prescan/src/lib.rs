@@ -21,6 +21,7 @@
 //!
 //! It is a filter in front of the sandbox, not a replacement for it.
 
+mod cache;
 mod decode;
 pub mod facts;
 pub mod fuzz;
@@ -35,6 +36,7 @@ pub mod sarif;
 mod scanner;
 mod value;
 
+pub use cache::VerdictCache;
 pub use decode::glob_match;
 pub use facts::Fact;
 pub use layer::{PreScanLayer, PreScanService};

@@ -223,6 +223,20 @@ pub struct RuleSet {
     rules: Vec<Rule>,
     python: Compiled,
     javascript: Compiled,
+    digest: [u8; 32],
+}
+
+/// The sha256 of a set of rule files: each file's language, name and text, length-prefixed.
+fn pack_digest(files: &[(Language, String, String)]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for (lang, name, text) in files {
+        for part in [lang_dir(*lang).as_bytes(), name.as_bytes(), text.as_bytes()] {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part);
+        }
+    }
+    h.finalize().into()
 }
 
 pub(crate) fn ts_language(lang: Language) -> tree_sitter::Language {
@@ -369,6 +383,7 @@ impl RuleSet {
     /// Builds a rule set; with `eager`, the queries are compiled now so that an error
     /// names the file and rule at fault.
     fn build(files: Vec<(Language, String, String)>, eager: bool) -> Result<RuleSet, RuleError> {
+        let digest = pack_digest(&files);
         let mut rules = Vec::new();
         let mut allowed: [HashSet<String>; 2] = Default::default();
         for (lang, file, text) in files {
@@ -457,7 +472,14 @@ impl RuleSet {
             rules,
             python,
             javascript,
+            digest,
         })
+    }
+
+    /// The sha256 of the rule files the set was built from (their languages, names and
+    /// texts): two sets with the same digest scan alike.
+    pub fn digest(&self) -> &[u8; 32] {
+        &self.digest
     }
 
     /// Every rule, in pack order.

@@ -190,6 +190,7 @@ const MAX_SNIPPET_CHARS: usize = 160;
 pub struct PreScanner {
     rules: Arc<RuleSet>,
     options: ScanOptions,
+    cache: Option<Arc<crate::VerdictCache>>,
 }
 
 impl PreScanner {
@@ -203,7 +204,37 @@ impl PreScanner {
 
     /// A scanner with these rules and options.
     pub fn with_rules(rules: Arc<RuleSet>, options: ScanOptions) -> PreScanner {
-        PreScanner { rules, options }
+        PreScanner {
+            rules,
+            options,
+            cache: None,
+        }
+    }
+
+    /// The same scanner, keeping the findings of every skill it scans in `cache` and
+    /// reusing them for a skill with the same content ([`scan_skill_cached`](Self::scan_skill_cached)).
+    pub fn with_cache(mut self, cache: crate::VerdictCache) -> PreScanner {
+        self.cache = Some(Arc::new(cache));
+        self
+    }
+
+    /// [`scan_skill`](Self::scan_skill), through the cache when the scanner has one: the
+    /// findings stored for the same scanner, rules, options and skill content, else a scan
+    /// whose findings are then stored.
+    pub fn scan_skill_cached(&self, skill: &Skill) -> ScanReport {
+        let Some(cache) = &self.cache else {
+            return self.scan_skill(skill);
+        };
+        let key = crate::VerdictCache::key(self, skill);
+        if let Some(findings) = cache.get(&key) {
+            return ScanReport {
+                verdict: self.verdict(&findings),
+                findings,
+            };
+        }
+        let report = self.scan_skill(skill);
+        cache.put(&key, &report.findings);
+        report
     }
 
     /// The rules.

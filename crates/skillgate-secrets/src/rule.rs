@@ -30,6 +30,7 @@ use regex_automata::meta::{self, Regex};
 use regex_automata::util::syntax;
 use serde::{Deserialize, Serialize};
 use skillgate_core::Severity;
+use std::sync::OnceLock;
 
 /// Bytes scanned either side of a keyword hit when a rule does not say.
 pub const DEFAULT_WINDOW: usize = 256;
@@ -106,19 +107,28 @@ pub struct RuleError {
     pub message: String,
 }
 
-/// A compiled rule.
+/// A rule, ready to scan with. Its regexes are compiled when it is loaded
+/// ([`Rule::compile`]) or, for the embedded default pack, the first time the scanner needs
+/// them (a keyword of the rule hit): building every rule's automata at every start would
+/// cost more than the run of a small skill.
 #[derive(Debug, Clone)]
 pub struct Rule {
     pub(crate) def: RuleDef,
-    pub(crate) regex: Regex,
-    pub(crate) group: usize,
     pub(crate) window: usize,
     pub(crate) severity: Severity,
     pub(crate) generic: bool,
+    stopwords: Vec<Vec<u8>>,
+    patterns: OnceLock<Result<Patterns, RuleError>>,
+}
+
+/// A rule's compiled regexes and what compiling them tells.
+#[derive(Debug, Clone)]
+pub(crate) struct Patterns {
+    pub(crate) regex: Regex,
+    pub(crate) group: usize,
     /// The regex has the generic assignment shape (see [`assignment_shape`]): a keyword
     /// hit not followed by an assignment operator cannot be part of a match.
     pub(crate) assignment: bool,
-    stopwords: Vec<Vec<u8>>,
     allow_regexes: Vec<Regex>,
 }
 
@@ -297,6 +307,49 @@ fn value_follows(hay: &[u8], mut at: usize) -> bool {
         .is_some_and(|v| v.iter().all(|&b| is_value_byte(b)))
 }
 
+/// A [`RuleError`] of `def` (named `?` when it has no id).
+fn rule_error(def: &RuleDef, message: String) -> RuleError {
+    RuleError {
+        id: if def.id.is_empty() {
+            "?".into()
+        } else {
+            def.id.clone()
+        },
+        message,
+    }
+}
+
+impl Patterns {
+    /// Compiles the regex and allow-list regexes of `def`, and checks its `secret_group`.
+    fn compile(def: &RuleDef) -> Result<Patterns, RuleError> {
+        let err = |message: String| rule_error(def, message);
+        let (regex, unicode) = compile_regex_mode(&def.regex).map_err(err)?;
+        let assignment = !unicode && assignment_shape(def);
+        let groups = regex
+            .group_info()
+            .group_len(regex_automata::PatternID::ZERO);
+        let group = def.secret_group.unwrap_or(if groups > 1 { 1 } else { 0 });
+        if group >= groups {
+            return Err(err(format!(
+                "secret_group {group} does not exist (the regex has {} capture groups)",
+                groups - 1
+            )));
+        }
+        let allow_regexes = def
+            .allowlist
+            .regexes
+            .iter()
+            .map(|r| compile_regex(r).map_err(|m| err(format!("allowlist: {m}"))))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Patterns {
+            regex,
+            group,
+            assignment,
+            allow_regexes,
+        })
+    }
+}
+
 impl Rule {
     /// Compiles a rule definition.
     ///
@@ -312,14 +365,19 @@ impl Rule {
     /// assert_eq!(rule.id(), "demo");
     /// ```
     pub fn compile(def: RuleDef) -> Result<Rule, RuleError> {
-        let err = |message: String| RuleError {
-            id: if def.id.is_empty() {
-                "?".into()
-            } else {
-                def.id.clone()
-            },
-            message,
-        };
+        let rule = Rule::deferred(def)?;
+        let patterns = Patterns::compile(&rule.def)?;
+        rule.patterns
+            .set(Ok(patterns))
+            .expect("a rule just checked has no patterns yet");
+        Ok(rule)
+    }
+
+    /// Checks a rule definition but leaves its regexes to be compiled on first use
+    /// ([`Rule::patterns`]). Only for rules whose regexes are known to compile: the
+    /// embedded default pack, which the crate's tests compile in full.
+    pub(crate) fn deferred(def: RuleDef) -> Result<Rule, RuleError> {
+        let err = |message: String| rule_error(&def, message);
         if def.id.is_empty()
             || !def
                 .id
@@ -333,18 +391,6 @@ impl Rule {
         if def.keywords.iter().any(|k| k.is_empty()) {
             return Err(err("a keyword is empty".into()));
         }
-        let (regex, unicode) = compile_regex_mode(&def.regex).map_err(err)?;
-        let assignment = !unicode && assignment_shape(&def);
-        let groups = regex
-            .group_info()
-            .group_len(regex_automata::PatternID::ZERO);
-        let group = def.secret_group.unwrap_or(if groups > 1 { 1 } else { 0 });
-        if group >= groups {
-            return Err(err(format!(
-                "secret_group {group} does not exist (the regex has {} capture groups)",
-                groups - 1
-            )));
-        }
         if let Some(e) = def.entropy
             && !(0.0..=8.0).contains(&e)
         {
@@ -354,12 +400,6 @@ impl Rule {
         if window == 0 || window > MAX_WINDOW {
             return Err(err(format!("window {window} is outside 1..={MAX_WINDOW}")));
         }
-        let allow_regexes = def
-            .allowlist
-            .regexes
-            .iter()
-            .map(|r| compile_regex(r).map_err(|m| err(format!("allowlist: {m}"))))
-            .collect::<Result<Vec<_>, _>>()?;
         let stopwords = def
             .allowlist
             .stopwords
@@ -369,14 +409,34 @@ impl Rule {
         Ok(Rule {
             severity: def.severity.unwrap_or(Severity::High),
             generic: def.id.starts_with("generic-"),
-            regex,
-            group,
             window,
-            assignment,
             stopwords,
-            allow_regexes,
+            patterns: OnceLock::new(),
             def,
         })
+    }
+
+    /// The rule's compiled regexes, compiled now if they were deferred; an error names the
+    /// rule and the pattern that does not compile.
+    pub(crate) fn patterns(&self) -> Result<&Patterns, &RuleError> {
+        self.patterns
+            .get_or_init(|| Patterns::compile(&self.def))
+            .as_ref()
+    }
+
+    /// Whether the rule's regexes have been compiled (eagerly, or by a scan that needed
+    /// them).
+    pub fn is_compiled(&self) -> bool {
+        self.patterns.get().is_some()
+    }
+
+    /// The same rule with the assignment precheck off, for tests.
+    #[cfg(test)]
+    pub(crate) fn without_assignment_precheck(&mut self) {
+        let _ = self.patterns();
+        if let Some(Ok(p)) = self.patterns.get_mut() {
+            p.assignment = false;
+        }
     }
 
     /// The rule id.
@@ -400,7 +460,7 @@ impl Rule {
     }
 
     /// Whether the secret passes the rule's entropy threshold and allow-list.
-    pub(crate) fn accepts(&self, secret: &[u8]) -> bool {
+    pub(crate) fn accepts(&self, patterns: &Patterns, secret: &[u8]) -> bool {
         if secret.is_empty() || secret.starts_with(b"[REDACTED:") {
             return false;
         }
@@ -419,7 +479,7 @@ impl Rule {
                 return false;
             }
         }
-        !self.allow_regexes.iter().any(|r| r.is_match(secret))
+        !patterns.allow_regexes.iter().any(|r| r.is_match(secret))
     }
 }
 
@@ -435,9 +495,15 @@ mod tests {
             "generic-secret-assignment",
             "generic-token-assignment",
         ] {
-            assert!(set.get(id).unwrap().assignment, "{id}");
+            assert!(set.get(id).unwrap().patterns().unwrap().assignment, "{id}");
         }
-        assert!(!set.get("aws-access-key-id").unwrap().assignment);
+        assert!(
+            !set.get("aws-access-key-id")
+                .unwrap()
+                .patterns()
+                .unwrap()
+                .assignment
+        );
     }
 
     #[test]
@@ -464,19 +530,29 @@ mod tests {
     #[test]
     fn the_api_key_rule_gets_the_precheck_through_its_joined_words() {
         let set = crate::RuleSet::default_pack().unwrap();
-        assert!(set.get("generic-api-key-assignment").unwrap().assignment);
+        assert!(
+            set.get("generic-api-key-assignment")
+                .unwrap()
+                .patterns()
+                .unwrap()
+                .assignment
+        );
     }
 
     #[test]
     fn every_match_of_an_assignment_rule_has_a_keyword_hit_that_passes_the_precheck() {
         let set = crate::RuleSet::default_pack().unwrap();
-        let rules: Vec<&Rule> = set.rules().iter().filter(|r| r.assignment).collect();
+        let rules: Vec<&Rule> = set
+            .rules()
+            .iter()
+            .filter(|r| r.patterns().unwrap().assignment)
+            .collect();
         assert!(rules.len() >= 4);
         let mut matches = 0;
         for text in crate::testing::soup(&crate::testing::ASSIGNMENT_PIECES, 0x9E37, 4000, 24) {
             let lower = text.to_ascii_lowercase();
             for rule in &rules {
-                for m in rule.regex.find_iter(&text) {
+                for m in rule.patterns().unwrap().regex.find_iter(&text) {
                     matches += 1;
                     let ok = rule.def.keywords.iter().any(|k| {
                         let k = k.to_ascii_lowercase();

@@ -97,6 +97,13 @@ impl RuleSet {
         b.build()
     }
 
+    /// A set of these rules, for tests.
+    #[cfg(test)]
+    pub(crate) fn from_rules(rules: Vec<Rule>) -> Result<Self, RuleSetError> {
+        let origins = vec!["(test)".to_string(); rules.len()];
+        RuleSet::build(rules, origins)
+    }
+
     fn build(rules: Vec<Rule>, origins: Vec<String>) -> Result<Self, RuleSetError> {
         let mut keyword_index: HashMap<Vec<u8>, usize> = HashMap::new();
         let mut keywords: Vec<Vec<u8>> = Vec::new();
@@ -212,7 +219,7 @@ impl RuleSet {
     pub(crate) fn without_assignment_prechecks(&self) -> RuleSet {
         let mut set = self.clone();
         for r in &mut set.rules {
-            r.assignment = false;
+            r.without_assignment_precheck();
         }
         set
     }
@@ -254,10 +261,17 @@ impl RuleSetBuilder {
     }
 
     /// Starts from the embedded default pack.
+    /// Its rules' regexes are compiled when a scan first needs them (the crate's tests
+    /// compile them all, and check every rule's examples).
     pub fn with_default_pack() -> Result<Self, RuleSetError> {
         let mut b = RuleSetBuilder::new();
-        for (name, text) in crate::DEFAULT_PACK {
-            b.add_toml(text, &format!("rules/secrets/{name}"))?;
+        for (name, json) in crate::DEFAULT_PACK_JSON {
+            let origin = format!("rules/secrets/{name}");
+            let file: RuleFile = serde_json::from_str(json).map_err(|e| RuleSetError::Parse {
+                origin: origin.clone(),
+                message: e.to_string(),
+            })?;
+            b.add_rules(file, &origin, Rule::deferred)?;
         }
         b.builtin = b.rules.len();
         Ok(b)
@@ -278,14 +292,33 @@ impl RuleSetBuilder {
             origin: origin.to_string(),
             message: e.to_string().trim_end().to_string(),
         })?;
+        self.add_rules(file, origin, Rule::compile)
+    }
+
+    /// Adds the rules of a rule file, each made a [`Rule`] by `make`.
+    fn add_rules(
+        &mut self,
+        file: RuleFile,
+        origin: &str,
+        make: fn(RuleDef) -> Result<Rule, RuleError>,
+    ) -> Result<&mut Self, RuleSetError> {
         for def in file.rule {
-            self.add_def(def, origin)?;
+            self.add_made(def, origin, make)?;
         }
         Ok(self)
     }
 
     /// Adds one rule definition.
     pub fn add_def(&mut self, def: RuleDef, origin: &str) -> Result<&mut Self, RuleSetError> {
+        self.add_made(def, origin, Rule::compile)
+    }
+
+    fn add_made(
+        &mut self,
+        def: RuleDef,
+        origin: &str,
+        make: fn(RuleDef) -> Result<Rule, RuleError>,
+    ) -> Result<&mut Self, RuleSetError> {
         if let Some(first) = self.seen.get(&def.id) {
             return Err(RuleSetError::Duplicate {
                 id: def.id,
@@ -293,7 +326,7 @@ impl RuleSetBuilder {
                 first: first.clone(),
             });
         }
-        let rule = Rule::compile(def).map_err(|source| RuleSetError::Rule {
+        let rule = make(def).map_err(|source| RuleSetError::Rule {
             origin: origin.to_string(),
             source,
         })?;
@@ -315,5 +348,26 @@ impl RuleSetBuilder {
             set.check_examples(builtin..set.len())?;
         }
         Ok(set)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_build_time_json_of_the_default_pack_is_its_toml() {
+        assert_eq!(crate::DEFAULT_PACK.len(), crate::DEFAULT_PACK_JSON.len());
+        let mut rules = 0;
+        for ((name, toml_text), (json_name, json)) in
+            crate::DEFAULT_PACK.iter().zip(crate::DEFAULT_PACK_JSON)
+        {
+            assert_eq!(name, json_name);
+            let from_toml: RuleFile = toml::from_str(toml_text).unwrap();
+            let from_json: RuleFile = serde_json::from_str(json).unwrap();
+            assert_eq!(from_toml.rule, from_json.rule, "{name}");
+            rules += from_toml.rule.len();
+        }
+        assert_eq!(RuleSet::default_pack().unwrap().len(), rules);
     }
 }

@@ -1,7 +1,7 @@
 //! The scanner: keyword prefilter, per-rule regexes in windows, decoders, guards.
 use crate::decode::{Encoding, for_each_segment};
 use crate::guards;
-use crate::rule::{AssignmentStart, Rule, assignment_follows, assignment_start};
+use crate::rule::{AssignmentStart, Patterns, Rule, assignment_follows, assignment_start};
 use crate::ruleset::{RuleSet, RuleSetError};
 use regex_automata::util::captures::Captures;
 use regex_automata::{Anchored, Input};
@@ -160,7 +160,13 @@ impl SecretScanner {
                     let rule = &rules[r as usize];
                     let w = rule.window;
                     let (lo, hi) = (kstart.saturating_sub(w), (kend + w).min(n));
-                    if rule.assignment {
+                    let Ok(patterns) = rule.patterns() else {
+                        // Fail closed: a rule whose regex does not compile (never one of
+                        // the tested default pack) takes its whole window as a secret.
+                        out.push(unscannable(r, lo, hi));
+                        continue;
+                    };
+                    if patterns.assignment {
                         if !assignment_follows(hay, kend) {
                             // No match of the rule contains this keyword hit.
                             continue;
@@ -282,9 +288,13 @@ struct SearchState {
 
 impl SearchState {
     /// Captures for rule `r`, and the line memo.
-    fn parts(&mut self, r: u32, rule: &Rule) -> (&mut Captures, &mut Option<guards::LineMemo>) {
+    fn parts(
+        &mut self,
+        r: u32,
+        patterns: &Patterns,
+    ) -> (&mut Captures, &mut Option<guards::LineMemo>) {
         if self.caps.as_ref().is_none_or(|(cr, _)| *cr != r) {
-            self.caps = Some((r, rule.regex.create_captures()));
+            self.caps = Some((r, patterns.regex.create_captures()));
         }
         let (_, caps) = self.caps.as_mut().expect("just set");
         (caps, &mut self.minified)
@@ -300,12 +310,16 @@ fn search_window(
     out: &mut Vec<Candidate>,
     state: &mut SearchState,
 ) {
-    let re = &rule.regex;
-    let (caps, minified) = state.parts(r, rule);
+    let Ok(patterns) = rule.patterns() else {
+        out.push(unscannable(r, start, end));
+        return;
+    };
+    let re = &patterns.regex;
+    let (caps, minified) = state.parts(r, patterns);
     let mut at = start;
     while at < end {
         re.search_captures(&Input::new(hay).span(at..end), caps);
-        let Some(m) = found(rule, r, hay, end, caps, out, minified) else {
+        let Some(m) = found(rule, patterns, r, hay, end, caps, out, minified) else {
             break;
         };
         at = if m.end > m.start { m.end } else { m.end + 1 };
@@ -323,18 +337,24 @@ fn search_at(
     out: &mut Vec<Candidate>,
     state: &mut SearchState,
 ) -> Option<usize> {
-    let re = &rule.regex;
-    let (caps, minified) = state.parts(r, rule);
+    let Ok(patterns) = rule.patterns() else {
+        out.push(unscannable(r, at, end));
+        return None;
+    };
+    let re = &patterns.regex;
+    let (caps, minified) = state.parts(r, patterns);
     let input = Input::new(hay).span(at..end).anchored(Anchored::Yes);
     re.search_captures(&input, caps);
-    let m = found(rule, r, hay, end, caps, out, minified)?;
+    let m = found(rule, patterns, r, hay, end, caps, out, minified)?;
     Some(if m.end > m.start { m.end } else { m.end + 1 })
 }
 
 /// Given the result of a search that ended at `end`: extends a match cut short by `end`,
 /// reports its secret when the rule and the guards accept it, and returns the match.
+#[allow(clippy::too_many_arguments)]
 fn found(
     rule: &Rule,
+    patterns: &Patterns,
     r: u32,
     hay: &[u8],
     end: usize,
@@ -342,7 +362,7 @@ fn found(
     out: &mut Vec<Candidate>,
     minified: &mut Option<guards::LineMemo>,
 ) -> Option<std::ops::Range<usize>> {
-    let re = &rule.regex;
+    let re = &patterns.regex;
     let m = caps.get_match()?;
     if m.end() == end && end < hay.len() {
         // The window may have cut the match short: let it run to its natural end.
@@ -353,9 +373,9 @@ fn found(
         re.search_captures(&input, caps);
     }
     let m = caps.get_match()?;
-    if let Some(g) = caps.get_group(rule.group) {
+    if let Some(g) = caps.get_group(patterns.group) {
         let secret = &hay[g.start..g.end];
-        if rule.accepts(secret)
+        if rule.accepts(patterns, secret)
             && guards::benign(hay, g.start, g.end, rule.generic, minified).is_none()
         {
             out.push(Candidate {
@@ -368,6 +388,18 @@ fn found(
         }
     }
     Some(m.range())
+}
+
+/// The candidate of a rule that cannot search `start..end` because its regex does not
+/// compile: all of it, so that it is redacted or blocked rather than passed unscanned.
+fn unscannable(r: u32, start: usize, end: usize) -> Candidate {
+    Candidate {
+        rule: r,
+        start,
+        end,
+        preview: "(rule does not compile)".into(),
+        decoded_from: Vec::new(),
+    }
 }
 
 /// Turns byte offsets into 1-based lines and character columns, walking forward.
@@ -432,6 +464,59 @@ impl Positions {
 mod tests {
     use super::*;
     use crate::testing;
+
+    #[test]
+    fn the_default_pack_compiles_a_rules_regex_only_when_its_keyword_hits() {
+        let scanner = SecretScanner::default_pack().unwrap();
+        let rules = scanner.rules().rules();
+        assert!(
+            rules.iter().all(|r| !r.is_compiled()),
+            "nothing compiled at load"
+        );
+        let found = scanner.scan(b"aws_access_key_id = AKIAZ3MSJV4WXQ7LTN2H\n");
+        assert_eq!(found[0].rule_id, "aws-access-key-id");
+        let aws = scanner.rules().get("aws-access-key-id").unwrap();
+        assert!(aws.is_compiled());
+        let compiled = rules.iter().filter(|r| r.is_compiled()).count();
+        assert!(compiled < rules.len() / 4, "{compiled} rules compiled");
+        assert!(!scanner.rules().get("github-pat").unwrap().is_compiled());
+    }
+
+    #[test]
+    fn every_rule_of_the_default_pack_compiles() {
+        // Loading the embedded pack defers its regexes: this is where they are checked.
+        for rule in SecretScanner::default_pack().unwrap().rules().rules() {
+            if let Err(e) = rule.patterns() {
+                panic!("{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_deferred_rule_whose_regex_does_not_compile_takes_its_window_as_a_secret() {
+        let def: crate::RuleDef = toml::from_str(
+            r#"
+                id = "broken"
+                description = "a regex that does not compile"
+                keywords = ["tok_"]
+                regex = '''(tok_[a-z'''
+                window = 8
+            "#,
+        )
+        .unwrap();
+        assert!(
+            Rule::compile(def.clone()).is_err(),
+            "loading it eagerly fails"
+        );
+        let rule = Rule::deferred(def).unwrap();
+        let scanner = SecretScanner::new(RuleSet::from_rules(vec![rule]).unwrap());
+        let text = b"clean text, then tok_abcdef and more";
+        let (redacted, found) = scanner.redact(text);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].rule_id, "broken");
+        assert!(!String::from_utf8_lossy(&redacted).contains("tok_abcdef"));
+        assert!(scanner.is_clean(b"nothing to see"));
+    }
 
     #[test]
     fn assignment_prechecks_and_anchored_search_find_what_window_search_finds() {

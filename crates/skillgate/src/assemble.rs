@@ -51,7 +51,7 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
     // can be switched off.
     let mut builder = PipelineBuilder::new().layer_at(LayerName::Input, InputSchemaLayer::new());
     if enabled(LayerName::Prescan) {
-        builder = builder.layer_at(LayerName::Prescan, prescan_layer(&config.prescan)?);
+        builder = builder.layer_at(LayerName::Prescan, prescan_layer(config)?);
     }
     if enabled(LayerName::Secrets) {
         let (layer, secret_notices) = secrets_layer(&config.secrets)?;
@@ -236,11 +236,18 @@ fn secrets_layer(
     ))
 }
 
-/// The pre-scan layer `[prescan]` describes: the built-in packs or `rules_dir`.
-fn prescan_layer(
-    cfg: &crate::config::PrescanConfig,
-) -> Result<skillgate_prescan::PreScanLayer, AssembleError> {
-    Ok(skillgate_prescan::PreScanLayer::new(prescanner(cfg)?))
+/// The pre-scan layer `[prescan]` describes: the built-in packs or `rules_dir`, with its
+/// verdicts cached by content in the state directory's `prescan-cache` (no cache when there
+/// is no state directory: every skill is scanned).
+fn prescan_layer(config: &Config) -> Result<skillgate_prescan::PreScanLayer, AssembleError> {
+    let mut scanner = prescanner(&config.prescan)?;
+    let state_dir = skillgate_monitor::resolve_state_dir(&config.monitor, None).ok();
+    if let Some(cache) = state_dir
+        .and_then(|d| skillgate_prescan::VerdictCache::open(&d.join("prescan-cache")).ok())
+    {
+        scanner = scanner.with_cache(cache);
+    }
+    Ok(skillgate_prescan::PreScanLayer::new(scanner))
 }
 
 /// The pre-scanner `[prescan]` describes (rules, threshold, unlisted modules), as the

@@ -3,6 +3,7 @@ use std::path::PathBuf;
 
 /// A fresh monitor state directory for each run: runs of one test process must not build
 /// baselines or strikes that change each other's outcome.
+#[allow(dead_code)]
 pub(crate) fn state_dir() -> PathBuf {
     static BASE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);

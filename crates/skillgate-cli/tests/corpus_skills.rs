@@ -32,19 +32,18 @@ fn skillgate() -> Command {
 fn config() -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus-skills");
     std::fs::create_dir_all(&dir).unwrap();
-    let example = std::fs::read_to_string(repo().join("examples/skillgate.toml")).unwrap();
     let runtimes = dir.join("runtimes");
-    let text = example.replace(
-        "[runtimes]\n",
-        &format!("[runtimes]\ndir = \"{}\"\n", runtimes.display()),
-    );
-    assert_ne!(
-        text, example,
-        "examples/skillgate.toml has a [runtimes] section"
-    );
-    let path = dir.join("skillgate.toml");
-    std::fs::write(&path, text).unwrap();
-    path
+    common::example_config(&dir, |example| {
+        let text = example.replace(
+            "[runtimes]\n",
+            &format!("[runtimes]\ndir = \"{}\"\n", runtimes.display()),
+        );
+        assert_ne!(
+            text, example,
+            "examples/skillgate.toml has a [runtimes] section"
+        );
+        text
+    })
 }
 
 fn install(config: &Path, name: &str) {
@@ -97,7 +96,6 @@ fn check(config: &Path, dir: &Path) -> Vec<String> {
         .arg(dir.join("sample-input.json"))
         .arg("--config")
         .arg(config)
-        .args(["--entities", "examples/entities.json"])
         .args([
             "--agent",
             "analyst-1",

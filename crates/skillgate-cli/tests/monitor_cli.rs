@@ -311,6 +311,8 @@ fn a_skill_whose_schema_rejects_everything_does_not_quarantine_its_caller() {
         Some(r#"{"not": {}}"#),
     );
     let good = skill_folder(tmp.path(), "fine", "acme", "print('{}')\n", None);
+    // Only a skill the operator recorded is the skill's doing: record `rejects-all`.
+    publish(&config, &bad, "acme");
     let mut last = serde_json::Value::Null;
     for _ in 0..7 {
         last = run_json(&state, &config, &bad, "analyst-2", "acme", &[]);
@@ -670,4 +672,73 @@ fn the_state_is_private() {
         .assert()
         .success();
     assert_eq!(mode(&state.join("state.db")), 0o600);
+}
+
+/// Records `skill` in a catalogue of `tenant` and names it in `config`'s `[policy]`.
+fn publish(config: &Path, skill: &Path, tenant: &str) {
+    let out = skillgate()
+        .args(["policy", "digest"])
+        .arg(skill)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let digest = String::from_utf8(out.stdout).unwrap();
+    let name = skill.file_name().unwrap().to_str().unwrap();
+    let catalogue = config.with_file_name("catalogue.json");
+    std::fs::write(
+        &catalogue,
+        serde_json::json!([{
+            "name": name, "tenant": tenant, "owner": "builder-alice",
+            "visibility": "public", "digest": digest.trim(),
+        }])
+        .to_string(),
+    )
+    .unwrap();
+    let text = std::fs::read_to_string(config).unwrap().replace(
+        "[policy]\n",
+        &format!(
+            "[policy]\ncatalogue = {:?}\n",
+            catalogue.display().to_string()
+        ),
+    );
+    std::fs::write(config, text).unwrap();
+}
+
+// A folder no operator recorded is its caller's own code: its blocks are the agent's, so
+// an agent cannot shed its strikes by wrapping blocked code in a fresh folder.
+#[test]
+fn blocks_of_an_unrecorded_folder_count_against_the_agent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let config = config_file(tmp.path(), &examples_entities(), None, "");
+    let bad = skill_folder(
+        tmp.path(),
+        "rejects-all",
+        "acme",
+        "print('{}')\n",
+        Some(r#"{"not": {}}"#),
+    );
+    for _ in 0..7 {
+        let r = run_json(&state, &config, &bad, "analyst-2", "acme", &[]);
+        assert!(!has_finding(&r, "monitor.skill_flagged"), "{r}");
+    }
+    let out = stdout_of(&["monitor", "skills", "--format", "json"], &state);
+    let flagged: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(flagged, serde_json::json!([]), "{flagged}");
+    let out = stdout_of(
+        &[
+            "monitor",
+            "status",
+            "--agent",
+            "analyst-2",
+            "--format",
+            "json",
+        ],
+        &state,
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert!(
+        v[0]["strikes"].as_u64() > Some(0) || !v[0]["quarantine"].is_null(),
+        "the agent's own blocks count against it: {v}"
+    );
 }

@@ -24,17 +24,54 @@ use tower::{Layer, Service};
 /// `error` with finding `monitor.pipeline_error`). When the execution cannot be recorded, the outcome
 /// becomes `error` and its output is withheld (finding `monitor.unrecorded`): an
 /// execution that leaves no audit record does not hand back its results.
-#[derive(Debug, Clone)]
+///
+/// Whose a block is ([`Blame`](crate::signals::Blame)) depends on whether the skill is
+/// *published*: recorded by the operator (a catalogue record, a registry entry). Say which
+/// skills are with [`MonitorLayer::published_by`]; without it no skill is, and every
+/// block counts against the calling agent (a folder nobody recorded is its caller's own
+/// code, so blaming the skill would let an agent shed its own strikes by wrapping its code
+/// in a fresh folder).
+#[derive(Clone)]
 pub struct MonitorLayer {
     monitor: Arc<Monitor>,
+    published: Published,
+}
+
+/// Says whether a skill is published (see [`MonitorLayer::published_by`]).
+type Published = Arc<dyn Fn(&skillgate_core::Skill) -> bool + Send + Sync>;
+
+impl std::fmt::Debug for MonitorLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MonitorLayer")
+            .field("monitor", &self.monitor)
+            .finish_non_exhaustive()
+    }
 }
 
 impl MonitorLayer {
-    /// The layer over `monitor`.
+    /// The layer over `monitor`; no skill is published.
     pub fn new(monitor: impl Into<Arc<Monitor>>) -> Self {
         MonitorLayer {
             monitor: monitor.into(),
+            published: Arc::new(|_| false),
         }
+    }
+
+    /// Says which skills are published (their blocks by their own schema or code count
+    /// against the skill, not the caller): for example those the policy's catalogue has a
+    /// record of.
+    ///
+    /// ```no_run
+    /// # let monitor: skillgate_monitor::Monitor = todo!();
+    /// use skillgate_monitor::MonitorLayer;
+    /// let layer = MonitorLayer::new(monitor).published_by(|skill| skill.digest.starts_with("ab"));
+    /// ```
+    pub fn published_by(
+        mut self,
+        published: impl Fn(&skillgate_core::Skill) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.published = Arc::new(published);
+        self
     }
 
     /// The monitor.
@@ -49,15 +86,26 @@ impl<S> Layer<S> for MonitorLayer {
         MonitorService {
             inner,
             monitor: self.monitor.clone(),
+            published: self.published.clone(),
         }
     }
 }
 
 /// The service of [`MonitorLayer`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct MonitorService<S> {
     inner: S,
     monitor: Arc<Monitor>,
+    published: Published,
+}
+
+impl<S: std::fmt::Debug> std::fmt::Debug for MonitorService<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MonitorService")
+            .field("inner", &self.inner)
+            .field("monitor", &self.monitor)
+            .finish_non_exhaustive()
+    }
 }
 
 fn unrecorded(mut out: ExecOutcome, e: &StoreError) -> ExecOutcome {
@@ -137,7 +185,7 @@ where
 
     fn call(&mut self, mut req: ExecRequest) -> Self::Future {
         let started = Instant::now();
-        let mut meta = RequestMeta::of(&req);
+        let mut meta = RequestMeta::of(&req).published((self.published)(&req.skill));
         let executor_spec = ExecutorSpec::default();
         req.extensions.insert(executor_spec.clone());
         let monitor = self.monitor.clone();

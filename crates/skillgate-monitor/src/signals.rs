@@ -22,10 +22,11 @@ pub struct RequestMeta {
     pub digest: String,
     /// The skill's language.
     pub language: Language,
-    /// The caller submitted the code itself (a bare script: the skill has no folder),
-    /// rather than calling a skill someone published. Blocks of submitted code count
-    /// against the agent; blocks a published skill's own schema or code causes count
-    /// against the skill (see [`Blame`]).
+    /// The caller submitted the code itself (a bare script, or a folder no operator
+    /// recorded), rather than calling a skill someone published. Blocks of submitted code
+    /// count against the agent; blocks a published skill's own schema or code causes count
+    /// against the skill (see [`Blame`]). [`RequestMeta::of`] takes every skill as
+    /// submitted; [`RequestMeta::published`] says otherwise.
     pub submitted_code: bool,
     /// The spec the executor was given, as the pipeline's innermost end recorded it
     /// ([`ExecutorSpec`](skillgate_core::ExecutorSpec)); `None` when the request never
@@ -35,7 +36,8 @@ pub struct RequestMeta {
 }
 
 impl RequestMeta {
-    /// Captures what the monitor needs from `req`.
+    /// Captures what the monitor needs from `req`, its skill taken as the caller's own
+    /// submitted code.
     pub fn of(req: &ExecRequest) -> Self {
         RequestMeta {
             request_id: req.id.to_string(),
@@ -45,9 +47,15 @@ impl RequestMeta {
             skill: req.skill.name.clone(),
             digest: req.skill.digest.clone(),
             language: req.skill.language,
-            submitted_code: req.skill.source_dir.is_none(),
+            submitted_code: true,
             executor_spec: None,
         }
+    }
+
+    /// Marks the skill as published by the operator (`true`) or submitted by the caller.
+    pub fn published(mut self, published: bool) -> Self {
+        self.submitted_code = !published;
+        self
     }
 }
 
@@ -63,8 +71,9 @@ impl RequestMeta {
 /// ```
 /// use skillgate_monitor::{RequestMeta, signals::Blame};
 /// use skillgate_core::{Caller, ExecOutcome, ExecRequest, Language, LayerName, Skill, Status};
-/// let folder = Skill::builder("s", Language::Python, b"".to_vec()).source_dir("/skills/s").build();
-/// let meta = RequestMeta::of(&ExecRequest::new(Caller::new("a", "t"), folder, serde_json::json!({})));
+/// let skill = Skill::builder("s", Language::Python, b"".to_vec()).build();
+/// let req = ExecRequest::new(Caller::new("a", "t"), skill, serde_json::json!({}));
+/// let meta = RequestMeta::of(&req).published(true);
 /// let mut out = ExecOutcome::rejected(Status::Blocked, vec![]);
 /// out.record_layer(LayerName::Input, Default::default(), vec![]);
 /// assert_eq!(Blame::of(&meta, &out), Blame::Skill);

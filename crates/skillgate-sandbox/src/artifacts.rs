@@ -40,7 +40,8 @@ pub fn collect(dir: &Path, file_cap: u64, total_cap: u64) -> (Vec<Artifact>, Vec
     if let Ok(fd) = rustix::fs::open(dir, dir_flags(), Mode::empty()) {
         c.walk(fd);
     }
-    c.artifacts.sort_by(|a, b| a.name_bytes().cmp(b.name_bytes()));
+    c.artifacts
+        .sort_by(|a, b| a.name_bytes().cmp(b.name_bytes()));
     (c.artifacts, c.findings)
 }
 

@@ -86,6 +86,7 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
             )?,
         );
     }
+    let mut monitor_layer = None;
     if enabled(LayerName::Monitor) {
         let monitor =
             skillgate_monitor::Monitor::from_config(&config.monitor, None).map_err(|e| {
@@ -95,10 +96,7 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
                 }
             })?;
         quarantine = monitor.store().clone();
-        builder = builder.layer_at(
-            LayerName::Monitor,
-            skillgate_monitor::MonitorLayer::new(monitor),
-        );
+        monitor_layer = Some(skillgate_monitor::MonitorLayer::new(monitor));
     }
     let mut gate = None;
     if enabled(LayerName::Policy) {
@@ -119,8 +117,15 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
         }
         builder = builder.layer_at(
             LayerName::Policy,
-            skillgate_policy::PolicyLayer::new(policy),
+            skillgate_policy::PolicyLayer::new(policy.clone()),
         );
+        // A skill is published when the operator's catalogue records it: its own blocks
+        // then count against it, not against its caller.
+        monitor_layer = monitor_layer
+            .map(|m| m.published_by(move |skill| policy.catalogue().get(&skill.digest).is_some()));
+    }
+    if let Some(layer) = monitor_layer {
+        builder = builder.layer_at(LayerName::Monitor, layer);
     }
 
     let runtimes = Arc::new(
@@ -242,8 +247,8 @@ fn secrets_layer(
 fn prescan_layer(config: &Config) -> Result<skillgate_prescan::PreScanLayer, AssembleError> {
     let mut scanner = prescanner(&config.prescan)?;
     let state_dir = skillgate_monitor::resolve_state_dir(&config.monitor, None).ok();
-    if let Some(cache) = state_dir
-        .and_then(|d| skillgate_prescan::VerdictCache::open(&d.join("prescan-cache")).ok())
+    if let Some(cache) =
+        state_dir.and_then(|d| skillgate_prescan::VerdictCache::open(&d.join("prescan-cache")).ok())
     {
         scanner = scanner.with_cache(cache);
     }

@@ -29,16 +29,10 @@ pub fn meta(agent: &str, skill: &str) -> RequestMeta {
     ))
 }
 
-/// A request for a published skill (loaded from a folder), not code the agent submitted.
+/// A request for a published skill (one the operator recorded), not code the agent
+/// submitted.
 pub fn folder_meta(agent: &str, skill: &str) -> RequestMeta {
-    let s = Skill::builder(skill, Language::Python, skill.as_bytes().to_vec())
-        .source_dir(format!("/skills/{skill}"))
-        .build();
-    RequestMeta::of(&ExecRequest::new(
-        Caller::new(agent, "acme"),
-        s,
-        serde_json::json!({}),
-    ))
+    meta(agent, skill).published(true)
 }
 
 /// A request blocked at `layer` (its decision recorded the way the pipeline's deciding

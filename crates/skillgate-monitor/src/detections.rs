@@ -265,9 +265,26 @@ impl Detections {
         Ok(d)
     }
 
-    /// Loads every `*.toml` in a directory, in name order.
+    /// Loads every `*.toml` rule file in a directory, in name order. They replace the
+    /// built-in rules, unless the directory's `pack.toml` says `extends = "builtin"`
+    /// ([`PackMeta`](skillgate_core::PackMeta)): then they add to them (an id used twice
+    /// is an error).
     pub fn load_dir(dir: &Path) -> Result<Self, RulesError> {
         let origin = dir.display().to_string();
+        let meta_path = dir.join(skillgate_core::PACK_FILE);
+        let meta: skillgate_core::PackMeta = match std::fs::read_to_string(&meta_path) {
+            Ok(text) => toml::from_str(&text).map_err(|e| RulesError {
+                origin: meta_path.display().to_string(),
+                message: e.to_string().trim_end().into(),
+            })?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Default::default(),
+            Err(e) => {
+                return Err(RulesError {
+                    origin: meta_path.display().to_string(),
+                    message: format!("cannot read: {e}"),
+                });
+            }
+        };
         let mut files: Vec<_> = std::fs::read_dir(dir)
             .map_err(|e| RulesError {
                 origin: origin.clone(),
@@ -275,6 +292,7 @@ impl Detections {
             })?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+            .filter(|p| p.file_name() != Some(skillgate_core::PACK_FILE.as_ref()))
             .collect();
         files.sort();
         if files.is_empty() {
@@ -283,7 +301,11 @@ impl Detections {
                 message: "no *.toml rule files".into(),
             });
         }
-        let mut all = Detections::default();
+        let mut all = if meta.extends_builtin() {
+            Detections::builtin()
+        } else {
+            Detections::default()
+        };
         for f in files {
             let o = f.display().to_string();
             let text = std::fs::read_to_string(&f).map_err(|e| RulesError {

@@ -414,3 +414,35 @@ fn bad_rule_files_name_what_is_wrong() {
         .to_string();
     assert!(err.contains("duplicate"), "{err}");
 }
+
+// Issue 20, item 15: a custom folder adds to the built-in detections when its pack.toml
+// says so, and replaces them otherwise.
+#[test]
+fn a_custom_folder_extends_or_replaces_the_built_in_detections() {
+    let rule = |id: &str| {
+        format!(
+            "[[detection]]\nid = \"{id}\"\ndescription = \"d\"\nseverity = \"low\"\naction = \"alert\"\nmessage = \"m\"\nwhen = {{ kind = \"nonzero_exit\" }}\n"
+        )
+    };
+    let builtin = Detections::builtin().rules().len();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("site.toml"), rule("site.exit")).unwrap();
+    assert_eq!(Detections::load_dir(dir.path()).unwrap().rules().len(), 1);
+    std::fs::write(dir.path().join("pack.toml"), "extends = \"builtin\"\n").unwrap();
+    let extended = Detections::load_dir(dir.path()).unwrap();
+    assert_eq!(extended.rules().len(), builtin + 1);
+    assert!(extended.rules().iter().any(|r| r.id == "site.exit"));
+    assert!(
+        extended
+            .rules()
+            .iter()
+            .any(|r| r.id == "monitor.security_violation")
+    );
+    // Re-using a built-in id is an error, and so is a pack.toml that says something else.
+    std::fs::write(dir.path().join("site.toml"), rule("monitor.nonzero_exit")).unwrap();
+    let err = Detections::load_dir(dir.path()).unwrap_err().to_string();
+    assert!(err.contains("duplicate detection id"), "{err}");
+    std::fs::write(dir.path().join("pack.toml"), "extends = \"everything\"\n").unwrap();
+    let err = Detections::load_dir(dir.path()).unwrap_err().to_string();
+    assert!(err.contains("pack.toml"), "{err}");
+}

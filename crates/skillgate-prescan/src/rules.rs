@@ -272,22 +272,6 @@ fn embedded_sources() -> Vec<(Language, String, String)> {
         .collect()
 }
 
-/// A rules directory's `pack.toml`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PackMeta {
-    /// `"builtin"`: the directory's packs add to the built-in ones.
-    extends: Option<Extends>,
-}
-
-/// What a rules directory can extend.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "lowercase")]
-enum Extends {
-    /// The packs built into the binary.
-    Builtin,
-}
-
 impl RuleSet {
     /// The default packs built into the crate (from `rules/prescan/`).
     pub fn embedded() -> Result<RuleSet, RuleError> {
@@ -303,14 +287,15 @@ impl RuleSet {
     /// `pack.toml` says `extends = "builtin"`: then its packs add to the built-in ones
     /// (see the [module docs](self)).
     pub fn load_dir(dir: &Path) -> Result<RuleSet, RuleError> {
-        let meta = dir.join("pack.toml");
+        let meta = dir.join(skillgate_core::PACK_FILE);
         let extends = match std::fs::read_to_string(&meta) {
             Ok(text) => {
-                let m: PackMeta = toml::from_str(&text).map_err(|e| RuleError::Parse {
-                    file: meta.display().to_string(),
-                    message: e.to_string().trim_end().to_string(),
-                })?;
-                m.extends.is_some()
+                let m: skillgate_core::PackMeta =
+                    toml::from_str(&text).map_err(|e| RuleError::Parse {
+                        file: meta.display().to_string(),
+                        message: e.to_string().trim_end().to_string(),
+                    })?;
+                m.extends_builtin()
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
             Err(source) => return Err(RuleError::Read { path: meta, source }),

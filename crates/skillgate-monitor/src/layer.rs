@@ -61,10 +61,14 @@ impl MonitorLayer {
     /// against the skill, not the caller): for example those the policy's catalogue has a
     /// record of.
     ///
-    /// ```no_run
-    /// # let monitor: skillgate_monitor::Monitor = todo!();
-    /// use skillgate_monitor::MonitorLayer;
-    /// let layer = MonitorLayer::new(monitor).published_by(|skill| skill.digest.starts_with("ab"));
+    /// ```
+    /// use skillgate_monitor::{Monitor, MonitorLayer, Store, detections::Detections};
+    /// let store = std::sync::Arc::new(Store::open_in_memory().unwrap());
+    /// let monitor = Monitor::new(store, Detections::builtin(), &Default::default()).unwrap();
+    /// let recorded = ["4f2a…", "9c01…"]; // the digests an operator recorded
+    /// let layer = MonitorLayer::new(monitor)
+    ///     .published_by(move |skill| recorded.contains(&skill.digest.as_str()));
+    /// # drop(layer);
     /// ```
     pub fn published_by(
         mut self,

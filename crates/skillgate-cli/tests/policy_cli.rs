@@ -637,3 +637,50 @@ fn the_entities_file_decides_a_known_agents_tenant() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(json(out.as_bytes())[0]["tenant"], "acme", "{out}");
 }
+
+// A report never lets an unrecorded folder's SKILL.md claims pass for the operator's word:
+// the run says it was the caller's own code; a catalogued skill's run says nothing of it.
+#[test]
+fn a_run_of_an_unrecorded_folder_says_it_ran_as_own_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let globex = fake_skill(
+        dir.path(),
+        "globex-public",
+        "  skillgate.visibility: public\n  skillgate.tenant: globex\n",
+    );
+    let run = |skill: &Path| {
+        let (code, out, err) = output(
+            skillgate()
+                .arg("run")
+                .arg(skill)
+                .args(["--input", r#"{"query": "q", "data": [1]}"#])
+                .args([
+                    "--agent",
+                    "analyst-1",
+                    "--config",
+                    "examples/skillgate.toml",
+                ])
+                .args(["--format", "json", "--state-dir"])
+                .arg(dir.path().join("state")),
+        );
+        assert_eq!(code, 0, "{out}{err}");
+        let report = json(out.as_bytes());
+        let own: Vec<serde_json::Value> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule_id"] == "policy.own-code")
+            .cloned()
+            .collect();
+        own
+    };
+    let own = run(&globex);
+    assert_eq!(own.len(), 1, "{own:?}");
+    assert_eq!(own[0]["severity"], "info");
+    let message = own[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("analyst-1's own code") && message.contains("tenant acme"),
+        "{message}"
+    );
+    assert!(run(&root().join("examples/skills/analyze-rows")).is_empty());
+}

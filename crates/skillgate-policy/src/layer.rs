@@ -126,6 +126,28 @@ impl Decide for Policy {
             return Err(Rejection::new(Status::Denied, findings));
         }
         req.extensions.insert(PolicyDecision(decision));
-        Ok(lifted)
+        let mut findings = lifted;
+        findings.extend(own_code_finding(self, req));
+        Ok(findings)
     }
+}
+
+/// For a skill folder the catalogue has no record of, an `info` finding saying it ran as
+/// the caller's own code, so a report never lets its `SKILL.md`'s claims (tenant, owner,
+/// visibility) pass for the operator's word. A bare script needs no such note.
+fn own_code_finding(policy: &Policy, req: &ExecRequest) -> Option<Finding> {
+    if req.skill.source_dir.is_none() || policy.catalogue().get(&req.skill.digest).is_some() {
+        return None;
+    }
+    Some(Finding::new(
+        LayerName::Policy,
+        "policy.own-code",
+        Severity::Info,
+        format!(
+            "no catalogue record for this skill's digest ({}): it ran as {}'s own code, private \
+             to it, in tenant {}; the tenant, owner and visibility its SKILL.md claims were not \
+             used (`skillgate policy digest` prints the record an operator would add)",
+            req.skill.digest, req.caller.agent_id, req.caller.tenant
+        ),
+    ))
 }

@@ -15,7 +15,12 @@ cargo build -q --release -p skillgate-sandbox --example sandbox_run
 EXAMPLE=target/release/examples/sandbox_run
 command -v bwrap >/dev/null || { echo "bwrap not found: apt-get install bubblewrap" >&2; exit 1; }
 
-PY=$(python3 -c 'import sys; print(sys.executable)')   # the real executable, not a shim
+# The real executables, never a shim: Debian's /usr/bin/python3 when there is one (a pyenv
+# build starts several times slower and would hide the sandbox's cost), else the first
+# python3 on PATH, resolved. The sandbox finds its interpreter on PATH, so that directory
+# goes first for it too.
+if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=$(python3 -c 'import sys; print(sys.executable)'); fi
+export PATH="$(dirname "$PY"):$PATH"
 NODE=$(node -p 'process.execPath')
 
 python3 - "$RUNS" "$EXAMPLE" "$PY" "$NODE" <<'PYEOF'

@@ -196,8 +196,9 @@ impl Store {
         }
         std::fs::create_dir_all(&self.root)
             .map_err(|e| RuntimeError::io(format!("creating {}", self.root.display()), e))?;
+        self.sweep_abandoned();
         let tmp = tempfile::Builder::new()
-            .prefix("tmp-")
+            .prefix(&scratch_prefix("tmp"))
             .tempdir_in(&self.root)
             .map_err(|e| {
                 RuntimeError::io(
@@ -248,7 +249,7 @@ impl Store {
             if dir.exists() {
                 // --force: move the changed runtime aside, then remove it.
                 let old = tempfile::Builder::new()
-                    .prefix("old-")
+                    .prefix(&scratch_prefix("old"))
                     .tempdir_in(&self.root)?
                     .keep();
                 std::fs::rename(&dir, old.join("runtime"))?;
@@ -303,8 +304,32 @@ impl Store {
         Ok(VerifyReport { dir, differences })
     }
 
+    /// Removes the scratch directories (`tmp-PID-*`, `old-PID-*`) of installs whose process
+    /// is gone: an install killed mid-way (SIGKILL, a crash, a power cut) cannot remove
+    /// its own, and a python-data tree is hundreds of megabytes. Directories of a live
+    /// process, and anything not named that way, are left alone. Best effort: what cannot
+    /// be removed now is tried again by the next install.
+    pub fn sweep_abandoned(&self) -> Vec<PathBuf> {
+        let Ok(rd) = std::fs::read_dir(&self.root) else {
+            return Vec::new();
+        };
+        let mut removed = Vec::new();
+        for entry in rd.flatten() {
+            let name = entry.file_name();
+            let Some(pid) = name.to_str().and_then(scratch_owner) else {
+                continue;
+            };
+            let alive = Path::new("/proc").join(pid.to_string()).exists();
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if !alive && is_dir && std::fs::remove_dir_all(entry.path()).is_ok() {
+                removed.push(entry.path());
+            }
+        }
+        removed
+    }
+
     /// Every installed runtime: (name, directory), sorted. Directories that are not
-    /// runtimes (an interrupted install's `tmp-*`) are skipped.
+    /// runtimes (an install's scratch `tmp-*`) are skipped.
     pub fn list(&self) -> Result<Vec<(String, PathBuf)>, RuntimeError> {
         let rd = match std::fs::read_dir(&self.root) {
             Ok(rd) => rd,
@@ -326,6 +351,20 @@ impl Store {
         out.sort();
         Ok(out)
     }
+}
+
+/// The prefix of a scratch directory of this process: `KIND-PID-`.
+fn scratch_prefix(kind: &str) -> String {
+    format!("{kind}-{}-", std::process::id())
+}
+
+/// The pid of the process a scratch directory name (`tmp-PID-*`, `old-PID-*`) belongs to.
+fn scratch_owner(name: &str) -> Option<u32> {
+    let rest = name
+        .strip_prefix("tmp-")
+        .or_else(|| name.strip_prefix("old-"))?;
+    let (pid, _) = rest.split_once('-')?;
+    pid.parse().ok().filter(|&p| p > 0)
 }
 
 impl Installed {

@@ -270,3 +270,38 @@ fn concurrent_installs_of_one_runtime_both_succeed_with_one_directory() {
     assert_eq!(entries(&f.store).len(), 1, "{:?}", entries(&f.store));
     assert!(f.store.verify(&d).unwrap().differences.is_empty());
 }
+
+// An install killed mid-way (SIGKILL) cannot remove its scratch tree; the next install
+// removes those whose process is gone, and leaves a live install's and anything else alone.
+#[test]
+fn the_next_install_removes_what_a_killed_install_left() {
+    let f = fixture();
+    let root = f.store.root().to_path_buf();
+    std::fs::create_dir_all(&root).unwrap();
+    // A process that has exited: its pid names no running process (until reused, which
+    // a fresh child's pid right after it exits is not in practice).
+    let mut gone = Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let mine = std::process::id();
+    for d in [
+        format!("tmp-{dead}-abc/tree/lib"),
+        format!("old-{dead}-xyz/runtime"),
+        format!("tmp-{mine}-live/tree"),
+        "tmp-notapid/tree".to_string(),
+        "unrelated/tree".to_string(),
+    ] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    let d = def("demo", "skgdemo", &f.hash);
+    let inst = f.store.install(&d, &f.opts, &mut |_| {}).unwrap();
+    let name = inst.dir.file_name().unwrap().to_string_lossy().into_owned();
+    let mut want = vec![
+        name,
+        format!("tmp-{mine}-live"),
+        "tmp-notapid".to_string(),
+        "unrelated".to_string(),
+    ];
+    want.sort();
+    assert_eq!(entries(&f.store), want);
+}

@@ -13,6 +13,9 @@
 //!   larger than [`MAX_ENTRY`], and its checksum and JSON are right. Anything else is
 //!   ignored (the skill is scanned, and the entry rewritten): the cache can make a run
 //!   faster, never change its verdict.
+//! - It holds at most [`DEFAULT_CAPACITY`] entries ([`VerdictCache::with_capacity`]): a
+//!   write that finds more removes the oldest written until a tenth of the room is free
+//!   again, so a long-running server scanning ever new code does not fill its disk.
 use crate::PreScanner;
 use sha2::{Digest, Sha256};
 use skillgate_core::{FileKind, Finding, Skill};
@@ -24,10 +27,14 @@ use std::path::{Path, PathBuf};
 /// The largest cache entry read, in bytes.
 pub(crate) const MAX_ENTRY: u64 = 4 << 20;
 
+/// The most entries a cache keeps by default.
+pub const DEFAULT_CAPACITY: usize = 10_000;
+
 /// The folder of pre-scan verdicts, keyed by content.
 #[derive(Debug, Clone)]
 pub struct VerdictCache {
     dir: PathBuf,
+    capacity: usize,
 }
 
 impl VerdictCache {
@@ -39,7 +46,14 @@ impl VerdictCache {
             .create(dir)?;
         Ok(VerdictCache {
             dir: dir.to_path_buf(),
+            capacity: DEFAULT_CAPACITY,
         })
+    }
+
+    /// Keeps at most `capacity` entries (at least one).
+    pub fn with_capacity(mut self, capacity: usize) -> VerdictCache {
+        self.capacity = capacity.max(1);
+        self
     }
 
     /// The cache key of scanning `skill` with `scanner`, as lowercase hex.
@@ -118,6 +132,31 @@ impl VerdictCache {
         })();
         if written.is_err() {
             let _ = fs::remove_file(&tmp);
+            return;
+        }
+        self.trim();
+    }
+
+    /// Removes the oldest entries when there are more than the capacity, down to nine
+    /// tenths of it (so a full cache is not trimmed again at every write). Runs only after
+    /// a write, that is after a scan, which costs far more than listing the folder.
+    fn trim(&self) {
+        let Ok(rd) = fs::read_dir(&self.dir) else {
+            return;
+        };
+        let mut entries: Vec<(std::time::SystemTime, PathBuf)> = rd
+            .flatten()
+            .filter(|e| e.file_name().to_str().is_some_and(|n| n.ends_with(".json")))
+            .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+            .collect();
+        if entries.len() <= self.capacity {
+            return;
+        }
+        let keep = self.capacity - self.capacity / 10;
+        entries.sort();
+        let excess = entries.len() - keep;
+        for (_, path) in entries.into_iter().take(excess) {
+            let _ = fs::remove_file(path);
         }
     }
 }
@@ -269,5 +308,40 @@ mod tests {
         ] {
             assert_ne!(k, other);
         }
+    }
+
+    #[test]
+    fn a_full_cache_removes_its_oldest_entries() {
+        let d = tempfile::tempdir().unwrap();
+        let cache = VerdictCache::open(&d.path().join("c"))
+            .unwrap()
+            .with_capacity(10);
+        let keys: Vec<String> = (0..11).map(|i| format!("{i:064x}")).collect();
+        for (i, key) in keys.iter().enumerate() {
+            cache.put(key, &[]);
+            // Distinct write times, oldest first, whatever the file system's resolution.
+            let t = std::time::SystemTime::UNIX_EPOCH
+                + std::time::Duration::from_secs(1_000 + i as u64);
+            File::options()
+                .write(true)
+                .open(cache.path(key))
+                .and_then(|f| f.set_modified(t))
+                .ok();
+        }
+        // The eleventh write found 11 > 10 entries and kept 9: the two oldest are gone.
+        let mut left: Vec<String> = fs::read_dir(d.path().join("c"))
+            .unwrap()
+            .flatten()
+            .map(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .trim_end_matches(".json")
+                    .to_string()
+            })
+            .collect();
+        left.sort();
+        assert_eq!(left, keys[2..].to_vec());
+        assert_eq!(cache.get(&keys[10]), Some(vec![]));
+        assert_eq!(cache.get(&keys[0]), None);
     }
 }

@@ -36,7 +36,7 @@ pub mod sarif;
 mod scanner;
 mod value;
 
-pub use cache::VerdictCache;
+pub use cache::{DEFAULT_CAPACITY, VerdictCache};
 pub use decode::glob_match;
 pub use facts::Fact;
 pub use layer::{PreScanLayer, PreScanService};

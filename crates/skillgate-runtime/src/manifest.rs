@@ -2,11 +2,13 @@
 //! a cheap [`Stamp`] of the tree's metadata.
 //!
 //! Two checks, two costs:
-//! - the **stamp** (every run): per directory, its mode and modification time and the
-//!   names and kinds of its entries, read with `readdir` and no `stat` per file: the
-//!   data runtime's ~900 directories, not its ~11,000 entries. It catches a file added,
-//!   removed or renamed (a planted `.pth` or `sitecustomize.py`, a module swapped in by
-//!   rename, which moves its directory's modification time), and a directory changed;
+//! - the **stamp** (every run): the tree's directories, listed once at install, and per
+//!   directory its mode, inode and *change* time, read with one `lstat` each: the data
+//!   runtime's ~900 directories, not its ~11,000 entries, and no directory listing. A
+//!   file added, removed or renamed (a planted `.pth` or `sitecustomize.py`, a module
+//!   swapped in by rename) changes its directory's change time, which, unlike the
+//!   modification time, no one can set back; a directory added changes its parent's,
+//!   and one swapped for another has another inode;
 //! - the **manifest** (`skillgate runtime verify`): the sha256 and mode of every file
 //!   and every link's target. It also catches a file rewritten in place, which the
 //!   stamp does not see. Both need write access to the state directory, i.e. the
@@ -51,9 +53,15 @@ pub struct Manifest {
     pub entries: BTreeMap<String, Entry>,
 }
 
-/// The digest of a tree's metadata; see the [module docs](self).
+/// The cheap check of a tree, made at install and compared at every run; see the
+/// [module docs](self).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Stamp(pub String);
+pub struct Stamp {
+    /// The tree's directories, relative to it (`""` is its root), sorted.
+    pub dirs: Vec<String>,
+    /// Lowercase hex sha256 over each directory's path, mode, inode and change time.
+    pub digest: String,
+}
 
 /// Calls `f(relative path, metadata)` for every entry under `root`, sorted, the root
 /// first. Anything but directories, files and links is an error.
@@ -168,58 +176,58 @@ impl Manifest {
 }
 
 impl Stamp {
-    /// The stamp of the tree under `root`: for every directory, its path, mode and
-    /// modification time and the names and kinds of its entries (from `readdir`, without
-    /// a `stat` per file).
+    /// The stamp of the tree under `root`, listing its directories (install time).
     pub fn of_tree(root: &Path) -> Result<Stamp, RuntimeError> {
+        let mut dirs = Vec::new();
+        walk(root, &mut |rel, _, meta| {
+            if meta.is_dir() {
+                dirs.push(rel.to_string());
+            }
+            Ok(())
+        })?;
+        dirs.sort();
+        let digest = Self::digest(root, &dirs)?;
+        Ok(Stamp { dirs, digest })
+    }
+
+    /// Whether the tree under `root` still matches: one `lstat` per recorded directory
+    /// (run time). A recorded directory that is gone, or is no longer a directory, is a
+    /// mismatch; an error is one only when the tree cannot be read at all.
+    pub fn holds(&self, root: &Path) -> Result<bool, RuntimeError> {
+        match Self::digest(root, &self.dirs) {
+            Ok(digest) => Ok(digest == self.digest),
+            Err(RuntimeError::Io { source, .. })
+                if matches!(
+                    source.kind(),
+                    std::io::ErrorKind::NotFound
+                        | std::io::ErrorKind::NotADirectory
+                        | std::io::ErrorKind::InvalidData
+                ) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn digest(root: &Path, dirs: &[String]) -> Result<String, RuntimeError> {
         let mut h = Sha256::new();
-        let mut stack = vec![String::new()];
-        while let Some(rel) = stack.pop() {
-            let dir = root.join(&rel);
+        for rel in dirs {
+            let dir = root.join(rel);
             let m = std::fs::symlink_metadata(&dir)
                 .map_err(|e| RuntimeError::io(format!("reading {}", dir.display()), e))?;
             if !m.is_dir() {
                 return Err(unsupported(&dir));
             }
             h.update(format!(
-                "{rel}\0{:o}\0{}.{}\n",
+                "{rel}\0{:o}\0{}\0{}.{}\n",
                 m.mode() & 0o7777,
-                m.mtime(),
-                m.mtime_nsec()
+                m.ino(),
+                m.ctime(),
+                m.ctime_nsec()
             ));
-            let mut entries = Vec::new();
-            for e in std::fs::read_dir(&dir)
-                .map_err(|e| RuntimeError::io(format!("reading {}", dir.display()), e))?
-            {
-                let e = e.map_err(|e| RuntimeError::io(format!("reading {}", dir.display()), e))?;
-                let ft = e.file_type().map_err(|err| {
-                    RuntimeError::io(format!("reading {}", e.path().display()), err)
-                })?;
-                let kind = if ft.is_dir() {
-                    'd'
-                } else if ft.is_symlink() {
-                    'l'
-                } else if ft.is_file() {
-                    'f'
-                } else {
-                    return Err(unsupported(&e.path()));
-                };
-                entries.push((e.file_name(), kind));
-            }
-            entries.sort();
-            for (name, kind) in entries.iter().rev() {
-                let name = name.to_string_lossy();
-                h.update(format!("\t{name}\0{kind}\n"));
-                if *kind == 'd' {
-                    stack.push(if rel.is_empty() {
-                        name.into_owned()
-                    } else {
-                        format!("{rel}/{name}")
-                    });
-                }
-            }
         }
-        Ok(Stamp(hex::encode(h.finalize())))
+        Ok(hex::encode(h.finalize()))
     }
 }
 
@@ -239,15 +247,14 @@ mod tests {
     fn the_stamp_sees_entries_come_and_go_and_the_manifest_sees_every_change() {
         let t = tree();
         let manifest = Manifest::of_tree(t.path()).unwrap();
-        assert_eq!(
-            Stamp::of_tree(t.path()).unwrap(),
-            Stamp::of_tree(t.path()).unwrap(),
-            "stable"
-        );
+        let stamp = Stamp::of_tree(t.path()).unwrap();
+        assert_eq!(stamp, Stamp::of_tree(t.path()).unwrap(), "stable");
+        assert_eq!(stamp.dirs, ["", "lib", "lib/pkg"]);
+        assert!(stamp.holds(t.path()).unwrap());
         assert_eq!(manifest.entries.len(), 5, "{manifest:?}");
         // (what verify says, whether the per-run stamp sees it too, the change)
         type Change<'a> = (&'a str, bool, &'a dyn Fn(&Path));
-        let changes: [Change<'_>; 4] = [
+        let changes: [Change<'_>; 6] = [
             ("added: lib/pkg/evil.pth", true, &|p| {
                 std::fs::write(p.join("lib/pkg/evil.pth"), "import os\n").unwrap()
             }),
@@ -256,6 +263,26 @@ mod tests {
             }),
             ("added: lib/pkg/b.py", true, &|p| {
                 std::fs::rename(p.join("lib/pkg/a.py"), p.join("lib/pkg/b.py")).unwrap()
+            }),
+            // Added, then the folder's modification time set back: its change time moved.
+            ("added: lib/pkg/c.py", true, &|p| {
+                let dir = p.join("lib/pkg");
+                let mtime = std::fs::metadata(&dir).unwrap().modified().unwrap();
+                std::fs::write(dir.join("c.py"), "import os\n").unwrap();
+                std::fs::File::open(&dir)
+                    .unwrap()
+                    .set_modified(mtime)
+                    .unwrap();
+            }),
+            // A directory replaced by another of the same name.
+            ("added: lib/pkg/d.py", true, &|p| {
+                let dir = p.join("lib/pkg");
+                let other = p.join("other");
+                std::fs::create_dir(&other).unwrap();
+                std::fs::copy(dir.join("a.py"), other.join("a.py")).unwrap();
+                std::fs::write(other.join("d.py"), "x = 3\n").unwrap();
+                std::fs::remove_dir_all(&dir).unwrap();
+                std::fs::rename(&other, &dir).unwrap();
             }),
             // Rewritten in place: only the full verification sees it.
             ("changed: lib/pkg/a.py", false, &|p| {
@@ -269,11 +296,7 @@ mod tests {
                 Manifest::of_tree(t.path()).unwrap(),
             );
             change(t.path());
-            assert_eq!(
-                Stamp::of_tree(t.path()).unwrap() != before.0,
-                stamp_sees,
-                "{want}"
-            );
+            assert_eq!(!before.0.holds(t.path()).unwrap(), stamp_sees, "{want}");
             let diff = before.1.differences(&Manifest::of_tree(t.path()).unwrap());
             assert!(diff.iter().any(|d| d == want), "{want}: {diff:?}");
         }

@@ -149,8 +149,11 @@ impl Store {
         if record.name != def.name || record.definition_digest != def.digest(&base.program) {
             return Err(modified("its record does not match the definition".into()));
         }
-        let now = Stamp::of_tree(&dir.join(TREE)).map_err(|e| modified(e.to_string()))?;
-        if now != record.stamp {
+        let holds = record
+            .stamp
+            .holds(&dir.join(TREE))
+            .map_err(|e| modified(e.to_string()))?;
+        if !holds {
             return Err(modified(
                 "files were added, removed or rewritten; `skillgate runtime verify` lists them"
                     .into(),

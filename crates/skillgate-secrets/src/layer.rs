@@ -158,9 +158,9 @@ pub fn scan_outcome(scanner: &SecretScanner, mode: Mode, out: &mut ExecOutcome) 
     let mut not_scanned = Vec::new();
     let mut withheld = Vec::new();
     for (i, a) in out.artifacts.iter_mut().enumerate() {
-        let redacted = if is_text_artifact(&a.content) {
-            process(&format!("artifact {}", a.name), &a.content)
-        } else if is_gzip(&a.content) {
+        // gzip first: a stream can be built without a NUL byte in its first 8 KiB (an
+        // extra field of text), and would then pass for text and be scanned compressed.
+        let redacted = if is_gzip(&a.content) {
             match gunzip(&a.content) {
                 Some(plain) => {
                     process(&format!("artifact {} (gzip)", a.name), &plain).map(|r| gzip(&r))
@@ -184,6 +184,8 @@ pub fn scan_outcome(scanner: &SecretScanner, mode: Mode, out: &mut ExecOutcome) 
                     None
                 }
             }
+        } else if is_text_artifact(&a.content) {
+            process(&format!("artifact {}", a.name), &a.content)
         } else {
             None
         };

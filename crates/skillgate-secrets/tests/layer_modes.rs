@@ -84,6 +84,33 @@ fn gzip_artifacts_are_scanned_and_redacted_inside() {
     assert!(out.artifacts.is_empty());
 }
 
+// A gzip stream with no NUL byte in its first 8 KiB (an 9,000-byte extra field of text, a
+// non-zero time, best compression) is still decompressed and scanned, not taken for text.
+#[test]
+fn a_gzip_artifact_that_looks_like_text_is_scanned_inside() {
+    let plain = format!("col,key\n1,{KEY}\n");
+    let mut e = flate2::GzBuilder::new()
+        .extra(vec![b'A'; 9000])
+        .mtime(0x0101_0101)
+        .operating_system(3)
+        .write(Vec::new(), Compression::best());
+    e.write_all(plain.as_bytes()).unwrap();
+    let z = e.finish().unwrap();
+    assert!(!z[..8192].contains(&0), "the stream must look like text");
+    let mut out = with_artifact(z);
+    let findings = scan_outcome(scanner(), Mode::Redact, &mut out);
+    assert!(
+        findings
+            .iter()
+            .any(|f| f.message.starts_with("artifact data.gz (gzip):")),
+        "{findings:?}"
+    );
+    assert_eq!(
+        gunzip(&out.artifacts[0].content),
+        b"col,key\n1,[REDACTED:aws-access-key-id]\n"
+    );
+}
+
 #[test]
 fn gzip_artifacts_that_cannot_be_scanned_say_so_and_are_withheld_unless_reporting() {
     // A bomb: more than the cap once decompressed.

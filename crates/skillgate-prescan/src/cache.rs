@@ -216,10 +216,20 @@ mod tests {
         let scanner = cached_scanner(tmp.path());
         let s = skill("print(1)\n");
         let key = VerdictCache::key(&scanner, &s);
-        VerdictCache::open(tmp.path()).unwrap().put(&key, &[]);
+        // An entry a fresh scan of `print(1)` would never give: only a read of the cache
+        // can return it.
+        let planted = Finding::new(
+            skillgate_core::LayerName::Prescan,
+            "planted.rule",
+            Severity::Critical,
+            "planted",
+        );
+        VerdictCache::open(tmp.path())
+            .unwrap()
+            .put(&key, std::slice::from_ref(&planted));
         let report = scanner.scan_skill_cached(&s);
-        assert!(report.findings.is_empty());
-        assert_eq!(report.verdict, Verdict::Allow);
+        assert_eq!(report.findings, [planted]);
+        assert_eq!(report.verdict, Verdict::Block);
     }
 
     #[test]

@@ -377,6 +377,13 @@ impl RuleSet {
                 message: e.to_string().trim_end().to_string(),
             })?;
             if let Some(m) = pack.modules {
+                let mut seen = HashSet::new();
+                if let Some(twice) = m.allowed.iter().find(|name| !seen.insert(name.as_str())) {
+                    return Err(RuleError::Parse {
+                        file,
+                        message: format!("module `{twice}` is listed twice in `allowed`"),
+                    });
+                }
                 allowed[lang as usize].extend(m.allowed);
             }
             for d in pack.rule {

@@ -92,3 +92,17 @@ fn time_is_on_the_python_allow_list() {
         report.findings
     );
 }
+
+// A module listed twice in one file is a typo signal (the built-in list had `time` twice).
+#[test]
+fn a_module_listed_twice_is_an_error_naming_it() {
+    let d = dir_with_python_only(Some("extends = \"builtin\"\n"));
+    std::fs::write(
+        d.path().join("python/modules.toml"),
+        "[modules]\nallowed = [\"yaml\", \"toml\", \"yaml\"]\n",
+    )
+    .unwrap();
+    let err = RuleSet::load_dir(d.path()).unwrap_err().to_string();
+    assert!(err.contains("`yaml` is listed twice"), "{err}");
+    assert!(err.contains("modules.toml"), "{err}");
+}

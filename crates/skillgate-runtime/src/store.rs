@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use skillgate_core::{Language, RuntimeInterpreter};
 use skillgate_sandbox::Interpreter;
 use std::collections::BTreeMap;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 const RECORD: &str = "runtime.json";
@@ -197,7 +198,12 @@ impl Store {
                 });
             }
         }
-        std::fs::create_dir_all(&self.root)
+        // 0700, like the monitor's state directory it usually lives in (and which this may
+        // create first): the bind mount reads the tree as root, so nobody else needs in.
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.root)
             .map_err(|e| RuntimeError::io(format!("creating {}", self.root.display()), e))?;
         self.sweep_abandoned();
         let tmp = tempfile::Builder::new()

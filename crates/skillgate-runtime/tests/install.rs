@@ -122,6 +122,13 @@ fn installs_into_a_content_addressed_dir_and_again_is_a_no_op() {
         "{name}"
     );
     assert_eq!(entries(&f.store), [name]);
+    // The store (often inside the monitor's state directory, which it may create) is private.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(f.store.root())
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o700);
     assert!(inst.interpreter.program.ends_with("env/bin/python3"));
     assert_eq!(inst.interpreter.prefix, PathBuf::from("/usr"));
     assert_eq!(inst.env["MPLBACKEND"], "Agg");

@@ -74,10 +74,9 @@ impl Runtimes {
                 }
             }
         }
-        let store = match (&cfg.dir, &config.monitor.state_dir) {
-            (Some(dir), _) => Ok(dir.clone()),
-            (None, Some(state)) => Ok(state.join("runtimes")),
-            (None, None) => skillgate_monitor::default_state_dir()
+        let store = match &cfg.dir {
+            Some(dir) => Ok(dir.clone()),
+            None => skillgate_monitor::resolve_state_dir(&config.monitor, None)
                 .map(|d| d.join("runtimes"))
                 .map_err(|e| e.to_string()),
         }

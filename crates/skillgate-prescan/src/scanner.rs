@@ -279,6 +279,26 @@ impl PreScanner {
     /// assert!(report.findings[0].message.starts_with("scripts/helper.py: "));
     /// ```
     pub fn scan_skill(&self, skill: &Skill) -> ScanReport {
+        let mut findings = Vec::new();
+        for (i, (path, report)) in self.scan_skill_files(skill).into_iter().enumerate() {
+            let mut found = report.findings;
+            if i > 0 {
+                for f in &mut found {
+                    f.message = format!("{path}: {}", f.message);
+                }
+            }
+            findings.append(&mut found);
+        }
+        ScanReport {
+            verdict: self.verdict(&findings),
+            findings,
+        }
+    }
+
+    /// As [`scan_skill`](Self::scan_skill), one report per code file (the entry first,
+    /// then the others in path order), with local imports resolved the same way: what
+    /// `skillgate skill check` shows line by line.
+    pub fn scan_skill_files(&self, skill: &Skill) -> Vec<(String, ScanReport)> {
         let code_files = skill.files.iter().filter_map(|f| match f.kind {
             FileKind::Code(lang) => Some((f.path.as_str(), &f.bytes[..], lang)),
             FileKind::Data => None,
@@ -297,25 +317,18 @@ impl PreScanner {
                 .collect(),
             entry_dir: parent_of(&skill.entry),
         };
-        let mut findings = Vec::new();
-        for (i, &(path, code, lang)) in sources.iter().enumerate() {
-            let resolve = |m: &str| tree.resolve(m, lang, path);
-            let mut found = match self.analyse(code, lang, &resolve) {
-                Ok(f) => f,
-                Err(f) => vec![*f],
-            };
-            sort_by_location(&mut found);
-            if i > 0 {
-                for f in &mut found {
-                    f.message = format!("{path}: {}", f.message);
-                }
-            }
-            findings.append(&mut found);
-        }
-        ScanReport {
-            verdict: self.verdict(&findings),
-            findings,
-        }
+        sources
+            .iter()
+            .map(|&(path, code, lang)| {
+                let resolve = |m: &str| tree.resolve(m, lang, path);
+                let mut found = match self.analyse(code, lang, &resolve) {
+                    Ok(f) => f,
+                    Err(f) => vec![*f],
+                };
+                sort_by_location(&mut found);
+                (path.to_string(), self.decide(found))
+            })
+            .collect()
     }
 
     /// Scans several pieces of code, on as many threads as there are cores (each thread

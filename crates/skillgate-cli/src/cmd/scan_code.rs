@@ -113,7 +113,7 @@ fn collect(args: &ScanCodeArgs) -> Result<Vec<Input>, UsageError> {
     Ok(inputs)
 }
 
-pub(crate) fn lang_of(p: &Path) -> Option<Language> {
+fn lang_of(p: &Path) -> Option<Language> {
     p.extension()
         .and_then(|e| e.to_str())
         .and_then(Language::from_extension)
@@ -129,7 +129,7 @@ fn read(p: &Path, lang: Language) -> Result<Input, UsageError> {
     })
 }
 
-pub(crate) fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), UsageError> {
+fn walk_dir(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), UsageError> {
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
         let entries = std::fs::read_dir(&d)

@@ -1,6 +1,5 @@
 //! `skillgate skill new|check`: scaffold a skill folder, and check one without running it.
 use crate::UsageError;
-use crate::cmd::scan_code::{lang_of, walk_dir};
 use anstyle::{AnsiColor, Style};
 use clap::{Args, Subcommand};
 use skillgate::{Config, Language, Skill, skill_dir};
@@ -191,7 +190,7 @@ fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
                 skill.name, skill.language, skill.entry
             )));
             lines.push(schema_line(&args.dir, &skill));
-            lines.extend(prescan_lines(&args.dir, &skill, &config)?);
+            lines.extend(prescan_lines(&skill, &config)?);
             lines.push(runtime_line(skill.language, &config));
         }
         Err(e) => lines.push(Line::fail(format!("SKILL.md: {e}"))),
@@ -256,29 +255,12 @@ fn schema_line(dir: &Path, skill: &Skill) -> Line {
 
 /// One line per code file of the folder (the entry included), pre-scanned with the
 /// config's rules and threshold.
-fn prescan_lines(dir: &Path, skill: &Skill, config: &Config) -> Result<Vec<Line>, UsageError> {
+/// One line per code file, from the bytes the loader read beneath the folder (exactly
+/// what `run` scans and runs), with local imports resolved as the pipeline resolves them.
+fn prescan_lines(skill: &Skill, config: &Config) -> Result<Vec<Line>, UsageError> {
     let scanner = skillgate::assemble::prescanner(&config.prescan)?;
-    let mut files = Vec::new();
-    walk_dir(dir, &mut files)?;
-    let entry = dir.join(&skill.entry);
-    if !files.contains(&entry) {
-        // An entry without a code extension is still code.
-        files.push(entry.clone());
-    }
-    files.sort();
     let mut lines = Vec::new();
-    for f in files {
-        // The entry is scanned in the skill's language, as the pipeline does.
-        let Some(lang) = (if f == entry {
-            Some(skill.language)
-        } else {
-            lang_of(&f)
-        }) else {
-            continue;
-        };
-        let rel = f.strip_prefix(dir).unwrap_or(&f).display().to_string();
-        let code = std::fs::read(&f).map_err(|e| format!("cannot read {}: {e}", f.display()))?;
-        let report = scanner.scan(&code, lang);
+    for (rel, report) in scanner.scan_skill_files(skill) {
         let summary: Vec<String> = report
             .findings
             .iter()

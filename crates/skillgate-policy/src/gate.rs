@@ -287,10 +287,7 @@ impl Policy {
             "Agent".parse().ok()?,
             cedar_policy::EntityId::new(agent_id),
         );
-        match self.entities.get(&uid)?.attr("tenant")? {
-            Ok(cedar_policy::EvalResult::EntityUid(t)) => Some(t.id().unescaped().to_string()),
-            _ => None,
-        }
+        crate::request::tenant_of(self.entities.get(&uid)?).map(|t| t.id().unescaped().to_string())
     }
 
     /// Every policy id (static policies, templates and grant links) with the file it comes

@@ -88,7 +88,7 @@ pub fn export_oci_archive(installed: &Installed, out: &Path) -> Result<String, R
         .sync_all()
         .ok();
 
-    let layer_digest = sha256_file(&layer_path)?;
+    let layer_digest = crate::manifest::sha256_file(&layer_path)?;
     let layer_size = std::fs::metadata(&layer_path)
         .map_err(io("reading the layer".into()))?
         .len();
@@ -205,15 +205,6 @@ fn append_bytes<W: Write>(
     h.set_entry_type(tar::EntryType::Regular);
     b.append_data(&mut h, name, bytes)
         .map_err(|e| RuntimeError::io(format!("adding {name}"), e))
-}
-
-fn sha256_file(path: &Path) -> Result<String, RuntimeError> {
-    let mut h = Sha256::new();
-    let mut f = std::fs::File::open(path)
-        .map_err(|e| RuntimeError::io(format!("reading {}", path.display()), e))?;
-    std::io::copy(&mut f, &mut h)
-        .map_err(|e| RuntimeError::io(format!("reading {}", path.display()), e))?;
-    Ok(hex::encode(h.finalize()))
 }
 
 /// Adds host path `p` at the same path: every link met on the way (in a parent or the

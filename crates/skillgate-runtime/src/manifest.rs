@@ -123,6 +123,16 @@ fn unsupported(path: &Path) -> RuntimeError {
     )
 }
 
+/// The lowercase hex sha256 of the file at `path`, read in a stream.
+pub(crate) fn sha256_file(path: &Path) -> Result<String, RuntimeError> {
+    let mut h = Sha256::new();
+    let mut f = std::fs::File::open(path)
+        .map_err(|e| RuntimeError::io(format!("reading {}", path.display()), e))?;
+    std::io::copy(&mut f, &mut h)
+        .map_err(|e| RuntimeError::io(format!("reading {}", path.display()), e))?;
+    Ok(hex::encode(h.finalize()))
+}
+
 impl Manifest {
     /// Reads every entry under `root`, hashing every file.
     pub fn of_tree(root: &Path) -> Result<Manifest, RuntimeError> {
@@ -136,15 +146,10 @@ impl Manifest {
             } else if m.is_dir() {
                 Entry::Dir { mode }
             } else if m.is_file() {
-                let mut h = Sha256::new();
-                let mut f = std::fs::File::open(path)
-                    .map_err(|e| RuntimeError::io(format!("reading {}", path.display()), e))?;
-                std::io::copy(&mut f, &mut h)
-                    .map_err(|e| RuntimeError::io(format!("reading {}", path.display()), e))?;
                 Entry::File {
                     mode,
                     size: m.len(),
-                    sha256: hex::encode(h.finalize()),
+                    sha256: sha256_file(path)?,
                 }
             } else {
                 return Err(unsupported(path));

@@ -154,6 +154,12 @@ pub fn from_str(text: &str, origin: &str) -> Result<Config, ConfigError> {
 }
 
 impl Config {
+    /// Reads `path` when one is given, else the defaults (what every command's `--config`
+    /// means).
+    pub fn load_or_default(path: Option<&Path>) -> Result<Config, ConfigError> {
+        path.map_or_else(|| Ok(Config::default()), Config::load)
+    }
+
     /// Reads and parses a config file.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {

@@ -66,10 +66,7 @@ enum MonitorCommand {
 }
 
 fn open(args: &MonitorArgs) -> Result<(Store, Config), UsageError> {
-    let config = match &args.config {
-        Some(p) => Config::load(p)?,
-        None => Config::default(),
-    };
+    let config = Config::load_or_default(args.config.as_deref())?;
     let dir = skillgate_monitor::resolve_state_dir(&config.monitor, args.state_dir.as_deref())?;
     match Store::open_existing(&dir, config.monitor.durability)? {
         Some(store) => Ok((store, config)),

@@ -79,10 +79,7 @@ struct SourceArgs {
 
 impl SourceArgs {
     fn sources(&self) -> Result<(PolicySources, Config), UsageError> {
-        let config = match &self.config {
-            Some(p) => Config::load(p)?,
-            None => Config::default(),
-        };
+        let config = Config::load_or_default(self.config.as_deref())?;
         let mut sources = config.policy.clone();
         self.files.apply(&mut sources);
         Ok((sources, config))

@@ -174,10 +174,7 @@ fn invalid_skill(args: &RunArgs, e: UsageError) -> Result<ExitCode, UsageError> 
 }
 
 pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
-    let mut config = match &args.config {
-        Some(p) => Config::load(p)?,
-        None => Config::default(),
-    };
+    let mut config = Config::load_or_default(args.config.as_deref())?;
     args.policy_files.apply(&mut config.policy);
     if let Some(dir) = &args.state_dir {
         config.monitor.state_dir = Some(dir.clone());

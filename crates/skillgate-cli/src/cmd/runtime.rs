@@ -75,10 +75,7 @@ enum ExportFormat {
 }
 
 pub(crate) fn run(args: RuntimeArgs) -> Result<ExitCode, UsageError> {
-    let mut config = match &args.config {
-        Some(p) => Config::load(p)?,
-        None => Config::default(),
-    };
+    let mut config = Config::load_or_default(args.config.as_deref())?;
     if let Some(dir) = &args.state_dir {
         config.monitor.state_dir = Some(dir.clone());
     }

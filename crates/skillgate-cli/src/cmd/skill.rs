@@ -172,10 +172,7 @@ impl Line {
 }
 
 fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
-    let config = match &args.config {
-        Some(p) => Config::load(p)?,
-        None => Config::default(),
-    };
+    let config = Config::load_or_default(args.config.as_deref())?;
     if !args.dir.join("SKILL.md").is_file() {
         return Err(UsageError(format!(
             "no SKILL.md in {}: not a skill folder",

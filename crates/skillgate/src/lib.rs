@@ -27,6 +27,7 @@
 
 pub mod assemble;
 pub mod config;
+pub mod engine;
 pub mod folder;
 pub mod input;
 pub mod isolation;
@@ -36,6 +37,7 @@ pub mod runtimes;
 pub mod skill_dir;
 
 pub use config::Config;
+pub use engine::Engine;
 pub use input::{InputSchemaLayer, InputSchemaService, MAX_VIOLATIONS, check_input};
 pub use isolation::{IsolationLayer, IsolationService, RequestedLimits};
 pub use pipeline::PipelineBuilder;

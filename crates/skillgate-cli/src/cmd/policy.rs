@@ -217,25 +217,15 @@ fn validate(args: SourceArgs) -> Result<ExitCode, UsageError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The tenant of an agent that the entities file does not declare and no --tenant names.
-pub(crate) const UNKNOWN_AGENT_TENANT: &str = "default";
-
-/// The calling agent's tenant: the entities file's for an agent it declares (a `claimed`
-/// tenant that disagrees is refused, naming both), else `claimed`, else
-/// [`UNKNOWN_AGENT_TENANT`] (such an agent has no rights anyway).
+/// The calling agent's tenant ([`skillgate::engine::tenant_of`]), as a usage error when
+/// --tenant contradicts the entities file.
 pub(crate) fn caller_tenant(
     policy: Option<&Policy>,
     agent: &str,
     claimed: Option<&str>,
 ) -> Result<String, UsageError> {
-    match (policy.and_then(|p| p.agent_tenant(agent)), claimed) {
-        (Some(known), Some(claimed)) if known != claimed => Err(UsageError(format!(
-            "agent `{agent}` belongs to tenant `{known}` in the entities file, not to `{claimed}` as --tenant says"
-        ))),
-        (Some(known), _) => Ok(known),
-        (None, Some(claimed)) => Ok(claimed.to_string()),
-        (None, None) => Ok(UNKNOWN_AGENT_TENANT.to_string()),
-    }
+    skillgate::engine::tenant_of(policy, agent, claimed)
+        .map_err(|e| UsageError(format!("{e} (--tenant)")))
 }
 
 fn caller(policy: &Policy, agent: &str, tenant: &Option<String>) -> Result<Caller, UsageError> {

@@ -2,13 +2,10 @@
 use crate::UsageError;
 use crate::render::{self, Format};
 use clap::Args;
-use skillgate::{
-    Caller, Config, ExecRequest, Language, LayerName, Report, Skill, skill_dir, units,
-};
+use skillgate::{Caller, Config, Language, LayerName, Report, Skill, skill_dir, units};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
-use tower::ServiceExt;
 
 /// Most bytes of input JSON accepted.
 const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
@@ -184,35 +181,24 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
         Err(e) => return invalid_skill(&args, e),
     };
     let input = read_input(&args)?;
-    let assembled = skillgate::assemble::from_config(&config, &args.disable)?;
-    for notice in &assembled.notices {
+    let engine = skillgate::Engine::new(config, &args.disable)?;
+    for notice in engine.notices() {
         anstream::eprintln!("warning: {notice}");
     }
-    let tenant = crate::cmd::policy::caller_tenant(
-        assembled.policy.as_deref(),
-        &args.agent,
-        args.tenant.as_deref(),
-    )?;
-    let pipeline = assembled.service;
-
-    let mut req = ExecRequest::new(Caller::new(&args.agent, tenant), skill, input);
-    req.spec.limits = config.limits;
+    let tenant = engine
+        .tenant_of(&args.agent, args.tenant.as_deref())
+        .map_err(|e| UsageError(format!("{e} (--tenant)")))?;
     // --timeout and --memory are requests, clamped by the isolation layer like a skill's.
-    req.extensions
-        .insert(skillgate::RequestedLimits(skillgate::LimitOverrides {
+    let req = engine.request(
+        Caller::new(&args.agent, tenant),
+        skill,
+        input,
+        skillgate::LimitOverrides {
             wall_timeout: args.timeout,
             memory_bytes: args.memory,
             ..Default::default()
-        }));
-    if args.disable.contains(&LayerName::Isolation) {
-        // Nothing clamps them then: apply them as given.
-        if let Some(t) = args.timeout {
-            req.spec.limits.wall_timeout = t;
-        }
-        if let Some(m) = args.memory {
-            req.spec.limits.memory_bytes = m;
-        }
-    }
+        },
+    );
 
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -220,7 +206,7 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     let started = Instant::now();
     let outcome = rt
-        .block_on(cancel_on_signal(pipeline.oneshot(req)))?
+        .block_on(cancel_on_signal(engine.run(req)))?
         .map_err(|e| UsageError(format!("execution failed: {e}")))?;
     let report = Report::new(&outcome, started.elapsed());
     render::print_report(&report, args.format);

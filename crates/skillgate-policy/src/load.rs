@@ -1,5 +1,7 @@
 //! Loading: the schema, the policy files, the entities file and the grants file, each
-//! parsed and validated once, strictly, at start. Any problem refuses to start.
+//! parsed and validated once, strictly, at start. Any problem refuses to start. (The
+//! compiled-in policy files against the compiled-in schema are validated by the tests
+//! instead: their answer cannot change between starts.)
 use crate::error::LoadError;
 use crate::index::ResourceIndex;
 use crate::json_array::{element_error, parse_array};
@@ -14,6 +16,11 @@ use std::str::FromStr;
 
 /// The built-in schema (`rules/policies/skillgate.cedarschema`).
 pub const BUILTIN_SCHEMA: &str = include_str!("../../../rules/policies/skillgate.cedarschema");
+
+/// [`BUILTIN_SCHEMA`] in Cedar's JSON schema format, converted ahead of time (a test checks
+/// that it is exactly the text schema's conversion). Every `skillgate run` loads the
+/// built-in schema, and the JSON form loads several times faster than the text form parses.
+const BUILTIN_SCHEMA_JSON: &str = include_str!("builtin_schema.json");
 
 /// The base policies (`rules/policies/base/*.cedar`), by file name: tenant isolation,
 /// the code right and quarantine. They are compiled in and always loaded: a policies
@@ -155,24 +162,56 @@ pub(crate) fn read_policy_dir(dir: &Path) -> Result<PolicyDir, LoadError> {
     Ok(PolicyDir { schema, policies })
 }
 
-/// Parses a schema in the Cedar schema syntax.
+/// Parses a schema in the Cedar schema syntax ([`BUILTIN_SCHEMA`] from its JSON form).
 pub(crate) fn parse_schema(file: &str, text: &str) -> Result<Schema, LoadError> {
+    if text == BUILTIN_SCHEMA {
+        return Schema::from_json_str(BUILTIN_SCHEMA_JSON)
+            .map_err(|e| LoadError::file(file, format!("the built-in schema does not load: {e}")));
+    }
     match Schema::from_cedarschema_str(text) {
         Ok((schema, _warnings)) => Ok(schema),
         Err(e) => Err(LoadError::from_diagnostic(file, text, &e)),
     }
 }
 
+/// Whether a policy file of `text` against the schema of `schema_text` is known to
+/// validate: a compiled-in policy file ([`BASE_POLICIES`], [`BUILTIN_POLICIES`]) against
+/// the compiled-in schema, which the tests validate. Validating it again at every start
+/// would only repeat their answer.
+pub(crate) fn known_valid(schema_text: &str, text: &str) -> bool {
+    schema_text == BUILTIN_SCHEMA
+        && BASE_POLICIES
+            .iter()
+            .chain(BUILTIN_POLICIES)
+            .any(|(_, builtin)| *builtin == text)
+}
+
 /// Parses one policy file, renames each policy and template to its `@id`, and validates
-/// it strictly against `schema`.
+/// it strictly against `schema` (of the text `schema_text`), unless it is
+/// [`known_valid`].
 pub(crate) fn parse_policy_file(
     schema: &Schema,
+    schema_text: &str,
     file: &str,
     text: &str,
 ) -> Result<PolicySet, LoadError> {
     let parsed =
         PolicySet::from_str(text).map_err(|e| LoadError::from_diagnostic(file, text, &e))?;
-    let result = Validator::new(schema.clone()).validate(&parsed, ValidationMode::Strict);
+    if !known_valid(schema_text, text) {
+        validate_file(schema, file, text, &parsed)?;
+    }
+    rename_to_ids(file, text, &parsed)
+}
+
+/// Validates the policies `parsed` from `text` strictly against `schema`; the first error
+/// names its policy.
+fn validate_file(
+    schema: &Schema,
+    file: &str,
+    text: &str,
+    parsed: &PolicySet,
+) -> Result<(), LoadError> {
+    let result = Validator::new(schema.clone()).validate(parsed, ValidationMode::Strict);
     if let Some(err) = result.validation_errors().next() {
         let count = result.validation_errors().count();
         let mut diag = LoadError::from_diagnostic(file, text, err);
@@ -193,14 +232,21 @@ pub(crate) fn parse_policy_file(
         }
         return Err(diag);
     }
+    Ok(())
+}
+
+/// The policies and templates of `parsed`, each renamed to its `@id`.
+fn rename_to_ids(file: &str, text: &str, parsed: &PolicySet) -> Result<PolicySet, LoadError> {
     let mut out = PolicySet::new();
     for policy in parsed.policies() {
-        let id = annotated_id(file, text, policy.annotation("id"), &policy.to_string())?;
+        let id = annotated_id(file, text, policy.annotation("id"), || policy.to_string())?;
         out.add(policy.new_id(id))
             .map_err(|e| LoadError::file(file, e.to_string()))?;
     }
     for template in parsed.templates() {
-        let id = annotated_id(file, text, template.annotation("id"), &template.to_string())?;
+        let id = annotated_id(file, text, template.annotation("id"), || {
+            template.to_string()
+        })?;
         out.add_template(template.new_id(id))
             .map_err(|e| LoadError::file(file, e.to_string()))?;
     }
@@ -211,11 +257,13 @@ fn annotated_id(
     file: &str,
     text: &str,
     id: Option<&str>,
-    source: &str,
+    source: impl FnOnce() -> String,
 ) -> Result<PolicyId, LoadError> {
     match id {
         Some(id) if !id.trim().is_empty() => Ok(PolicyId::new(id)),
         _ => {
+            let source = source();
+            let source = source.as_str();
             let first_line = source.lines().next().unwrap_or_default();
             Err(LoadError::at_offset(
                 file,
@@ -236,6 +284,7 @@ pub const BASE_POLICY_IDS: &[&str] = &["tenant-isolation", "no-code-right", "qua
 /// (each must be a base policy id).
 pub(crate) fn base_sets(
     schema: &Schema,
+    schema_text: &str,
     lifted: &[String],
 ) -> Result<Vec<(String, PolicySet)>, LoadError> {
     const SETTING: &str = "[policy] disabled_base_policies";
@@ -254,7 +303,7 @@ pub(crate) fn base_sets(
     let mut sets = Vec::with_capacity(BASE_POLICIES.len());
     for (name, text) in BASE_POLICIES {
         let file = format!("built-in {name}");
-        let parsed = parse_policy_file(schema, &file, text)?;
+        let parsed = parse_policy_file(schema, schema_text, &file, text)?;
         let mut kept = PolicySet::new();
         for p in parsed.policies() {
             if !lifted.iter().any(|l| *l == p.id().to_string()) {
@@ -490,4 +539,63 @@ pub(crate) fn link_grants(
         }
     }
     Ok(positions.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON form shipped is the text schema's conversion. After changing
+    /// `rules/policies/skillgate.cedarschema`, regenerate it with
+    /// `SKILLGATE_REGENERATE=1 cargo test -p skillgate-policy builtin_schema_json`.
+    #[test]
+    fn builtin_schema_json_is_the_text_schema_converted() {
+        let (fragment, _) = cedar_policy::SchemaFragment::from_cedarschema_str(BUILTIN_SCHEMA)
+            .expect("the built-in schema parses");
+        let converted: serde_json::Value =
+            serde_json::from_str(&fragment.to_json_string().unwrap()).unwrap();
+        if std::env::var_os("SKILLGATE_REGENERATE").is_some() {
+            let path = concat!(env!("CARGO_MANIFEST_DIR"), "/src/builtin_schema.json");
+            let text = serde_json::to_string_pretty(&converted).unwrap() + "\n";
+            std::fs::write(path, text).unwrap();
+            return;
+        }
+        let shipped: serde_json::Value = serde_json::from_str(BUILTIN_SCHEMA_JSON).unwrap();
+        assert_eq!(
+            shipped, converted,
+            "src/builtin_schema.json is stale: regenerate it with SKILLGATE_REGENERATE=1 cargo test -p skillgate-policy builtin_schema_json"
+        );
+    }
+
+    /// What the loader skips for the compiled-in files holds: the built-in schema has the
+    /// request shapes, and every compiled-in policy file validates strictly against it.
+    #[test]
+    fn compiled_in_files_validate_against_the_builtin_schema() {
+        let (schema, _) = Schema::from_cedarschema_str(BUILTIN_SCHEMA).unwrap();
+        crate::request::check_request_shapes(&schema).unwrap();
+        for (name, text) in BASE_POLICIES.iter().chain(BUILTIN_POLICIES) {
+            let parsed = PolicySet::from_str(text).unwrap();
+            validate_file(&schema, name, text, &parsed).unwrap();
+            assert!(known_valid(BUILTIN_SCHEMA, text), "{name}");
+        }
+    }
+
+    /// Only the compiled-in pairs are trusted: the same policy text against another
+    /// schema, or another policy text against the built-in schema, is validated.
+    #[test]
+    fn other_files_are_validated() {
+        let (_, visibility) = BUILTIN_POLICIES[0];
+        let other_schema = BUILTIN_SCHEMA.replace("visibility: String", "visibility: Long");
+        assert!(!known_valid(&other_schema, visibility));
+        let schema = parse_schema("s", &other_schema).unwrap();
+        let err =
+            parse_policy_file(&schema, &other_schema, "visibility.cedar", visibility).unwrap_err();
+        assert_eq!(err.file, "visibility.cedar");
+        let edited = format!("{visibility}\n");
+        assert!(!known_valid(BUILTIN_SCHEMA, &edited));
+        let builtin = parse_schema("s", BUILTIN_SCHEMA).unwrap();
+        let bad =
+            "@id(\"bad\") permit(principal, action, resource) when { resource.visibility == 1 };";
+        assert!(parse_policy_file(&builtin, BUILTIN_SCHEMA, "bad.cedar", bad).is_err());
+    }
 }

@@ -9,7 +9,8 @@
 //!   a crash between the write and the commit leaves a record the store does not have
 //!   (the trail may hold more than the store, never less).
 //! - **fsync**: with [`Durability::Sync`](crate::Durability::Sync) (the default) every
-//!   record is `fdatasync`ed before the commit, so it survives power loss; with
+//!   record is `fdatasync`ed before the commit, so it survives power loss (the trail's
+//!   directory entry is synced when the file is created); with
 //!   `Flush` it survives a crash of the process (kill -9), not of the machine.
 //! - **No secrets**: the monitor is the outermost layer, so the outcome it sees was
 //!   already redacted by the secrets layer; even so the record holds only sizes and
@@ -324,15 +325,26 @@ pub(crate) enum Sink {
 }
 
 impl Sink {
+    /// Opens the trail at `path`, creating it if needed. With `sync`, a trail this call
+    /// creates has its directory entry synced too: each record's `fdatasync` then makes it
+    /// durable, even the first.
     pub(crate) fn open(path: &Path, sync: bool) -> std::io::Result<Sink> {
         let mut opts = std::fs::OpenOptions::new();
-        opts.append(true).create(true);
-        #[cfg(unix)]
-        std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
-        Ok(Sink::File {
-            file: opts.open(path)?,
-            sync,
-        })
+        opts.append(true);
+        let file = match opts.open(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                opts.create(true);
+                #[cfg(unix)]
+                std::os::unix::fs::OpenOptionsExt::mode(&mut opts, 0o600);
+                let file = opts.open(path)?;
+                if sync {
+                    sync_parent_dir(path)?;
+                }
+                file
+            }
+            other => other?,
+        };
+        Ok(Sink::File { file, sync })
     }
 
     /// Appends one encoded line with a single write.
@@ -362,6 +374,15 @@ impl Sink {
             Sink::File { .. } => None,
         }
     }
+}
+
+/// Syncs the directory holding `path`, making a file just created there durable.
+fn sync_parent_dir(path: &Path) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    File::open(dir)?.sync_all()
 }
 
 /// What [`read`] found in a trail.

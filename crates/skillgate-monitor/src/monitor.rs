@@ -17,8 +17,14 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Durability {
-    /// `fdatasync` every audit record and SQLite `synchronous=FULL`: a committed record
-    /// survives power loss. Costs a disk flush per request.
+    /// `fdatasync` every audit record before its store commit: every run's audit record
+    /// survives power loss. The store's commits that change enforcement state (a strike,
+    /// quarantine, throttle or skill flag, set or lifted) are synced too (the WAL is
+    /// fsynced after that commit, which makes every earlier commit durable as well); the
+    /// other commits (the event, baselines, counters) are written and not
+    /// synced, so power loss may take the store back to an earlier commit, never past
+    /// what the audit trail holds. Costs one disk flush per request (two when
+    /// enforcement state changes).
     #[default]
     Sync,
     /// No fsync per record (SQLite `synchronous=NORMAL` in WAL mode): a committed record
@@ -50,7 +56,8 @@ pub struct MonitorConfig {
     /// How long executions are kept in the store (the audit trail keeps everything).
     #[serde(with = "units::duration")]
     pub retention: Duration,
-    /// `sync` (survives power loss) or `flush` (survives a process crash).
+    /// `sync` (the audit record and enforcement state survive power loss) or `flush`
+    /// (survives a process crash).
     pub durability: Durability,
 }
 

@@ -16,6 +16,7 @@ use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
 use skillgate_core::{QuarantineSource, Status};
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
@@ -216,6 +217,10 @@ pub struct AgentStatus {
 struct Inner {
     conn: Connection,
     audit: Sink,
+    /// Sync the commits that change enforcement state (see [`Store::transact`]).
+    sync_enforcement: bool,
+    /// Commits synced so far by this connection.
+    synced_commits: u64,
 }
 
 /// The monitor's persistent store: SQLite state plus the audit trail.
@@ -315,16 +320,14 @@ impl Store {
         // run creates it again, four more flushes per run (the WAL's header, its folder,
         // then the WAL and the database at the checkpoint). Keeping the WAL between runs
         // costs no durability: a commit is durable when its WAL frames are synced
-        // (`synchronous`, below), and the automatic checkpoint still bounds the WAL.
+        // (see `Store::transact`), and the automatic checkpoint still bounds
+        // the WAL.
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
-        conn.pragma_update(
-            None,
-            "synchronous",
-            match durability {
-                Durability::Sync => "FULL",
-                Durability::Flush => "NORMAL",
-            },
-        )?;
+        // A commit is not synced by default (WAL mode: it survives a crash of the process,
+        // and power loss leaves the database as of an earlier commit, never corrupt).
+        // `Sync` syncs the commits that change enforcement state; every run's audit
+        // record is synced by the audit trail itself.
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
         if schema_version(&conn)? != SCHEMA_VERSION {
             // Create or migrate under the write lock, deciding on the version read there:
             // another process may have done it meanwhile.
@@ -346,7 +349,12 @@ impl Store {
             tx.commit()?;
         }
         Ok(Store {
-            inner: Mutex::new(Inner { conn, audit }),
+            inner: Mutex::new(Inner {
+                conn,
+                audit,
+                sync_enforcement: durability == Durability::Sync,
+                synced_commits: 0,
+            }),
             dir,
         })
     }
@@ -367,6 +375,13 @@ impl Store {
         inner.audit.memory().map(<[u8]>::to_vec)
     }
 
+    /// How many commits of this store were synced to disk: with durability `sync`, those
+    /// that changed enforcement state (a strike, quarantine, throttle or skill flag, set or
+    /// lifted); none with `flush`. For tests and diagnostics.
+    pub fn synced_commits(&self) -> u64 {
+        self.inner.lock().map_or(0, |inner| inner.synced_commits)
+    }
+
     /// Runs `f` in one write transaction (serialised with other threads and processes);
     /// commits when it returns `Ok`.
     pub(crate) fn transact<R>(
@@ -377,11 +392,36 @@ impl Store {
             .inner
             .lock()
             .map_err(|_| StoreError::Db("the store's lock is poisoned".into()))?;
-        let Inner { conn, audit } = &mut *guard;
+        let Inner {
+            conn,
+            audit,
+            sync_enforcement,
+            synced_commits,
+        } = &mut *guard;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let mut t = Tx { tx, audit };
+        let mut t = Tx {
+            tx,
+            audit,
+            enforcement: Cell::new(false),
+        };
         let r = f(&mut t)?;
+        let enforcement = t.enforcement.get();
         t.tx.commit()?;
+        // With durability `sync`, a commit that changes enforcement state is made durable
+        // before this returns, as `synchronous=FULL` would have (which cannot be switched
+        // on inside a transaction, and the change is only known there): the WAL holding
+        // it, and with it every earlier commit, is synced, then its directory entry. A
+        // checkpoint meanwhile has moved the commit into the database and synced that.
+        // Other commits (events, baselines, counters) are written and not synced: their
+        // audit records are.
+        if *sync_enforcement && enforcement {
+            if let Some(dir) = &self.dir {
+                sync_wal(dir).map_err(|e| {
+                    StoreError::Db(format!("cannot sync {DB_WAL_FILE} after a commit: {e}"))
+                })?;
+                *synced_commits += 1;
+            }
+        }
         Ok(r)
     }
 
@@ -437,6 +477,7 @@ impl Store {
             let Some(flag) = skill_flag(&tx.tx, digest)? else {
                 return Ok(None);
             };
+            tx.enforcement.set(true);
             tx.tx
                 .execute("DELETE FROM skill_flags WHERE digest = ?1", params![digest])?;
             tx.tx.execute(
@@ -532,6 +573,7 @@ impl Store {
             let Some(entry) = quarantine_of(&tx.tx, agent)? else {
                 return Ok(None);
             };
+            tx.enforcement.set(true);
             tx.tx
                 .execute("DELETE FROM quarantine WHERE agent = ?1", params![agent])?;
             tx.tx
@@ -680,6 +722,12 @@ fn schema_version(c: &Connection) -> Result<i64, StoreError> {
     Ok(c.query_row("PRAGMA user_version", [], |r| r.get(0))?)
 }
 
+/// Syncs the database's WAL in `dir` (its data and size), then `dir` itself.
+fn sync_wal(dir: &Path) -> std::io::Result<()> {
+    std::fs::File::open(dir.join(DB_WAL_FILE))?.sync_data()?;
+    std::fs::File::open(dir)?.sync_all()
+}
+
 fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     let mut b = std::fs::DirBuilder::new();
     b.recursive(true);
@@ -790,6 +838,9 @@ fn strikes_since(
 pub(crate) struct Tx<'c> {
     tx: rusqlite::Transaction<'c>,
     audit: &'c mut Sink,
+    /// It changes enforcement state: a strike, quarantine, throttle or skill flag, set
+    /// or lifted.
+    enforcement: Cell<bool>,
 }
 
 impl Tx<'_> {
@@ -809,6 +860,7 @@ impl Tx<'_> {
         since_ms: i64,
         reason: &str,
     ) -> Result<(), StoreError> {
+        self.enforcement.set(true);
         self.tx.execute(
             "INSERT OR IGNORE INTO skill_flags(digest, skill, since_ms, reason) VALUES(?1, ?2, ?3, ?4)",
             params![digest, skill, since_ms, reason],
@@ -883,6 +935,7 @@ impl Tx<'_> {
         request_id: &str,
         count: u32,
     ) -> Result<(), StoreError> {
+        self.enforcement.set(true);
         self.tx
             .prepare_cached(
                 "INSERT INTO strikes(tenant, agent, ts_ms, rule_id, request_id, count) VALUES(?1, ?2, ?3, ?4, ?5, ?6)",
@@ -907,6 +960,7 @@ impl Tx<'_> {
         since_ms: i64,
         reason: &str,
     ) -> Result<(), StoreError> {
+        self.enforcement.set(true);
         self.tx.execute(
             "INSERT OR IGNORE INTO quarantine(agent, tenant, since_ms, reason) VALUES(?1, ?2, ?3, ?4)",
             params![agent, tenant, since_ms, reason],
@@ -921,6 +975,7 @@ impl Tx<'_> {
         until_ms: i64,
         reason: &str,
     ) -> Result<(), StoreError> {
+        self.enforcement.set(true);
         self.tx.execute(
             "INSERT INTO throttle(tenant, agent, until_ms, reason) VALUES(?1, ?2, ?3, ?4)
              ON CONFLICT(tenant, agent) DO UPDATE SET until_ms = max(until_ms, excluded.until_ms), reason = excluded.reason",

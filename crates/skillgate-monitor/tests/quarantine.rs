@@ -112,6 +112,55 @@ fn strikes_quarantine_the_next_request_is_recorded_and_release_is_audited() {
     assert!(!v.quarantined);
 }
 
+/// With durability `sync`, a routine run's commit is not synced (its audit record is),
+/// and every commit that changes enforcement state is: a strike, the quarantine, the
+/// release. With `flush`, none is.
+#[test]
+fn sync_durability_syncs_the_commits_that_change_enforcement_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(dir.path(), Durability::Sync).unwrap());
+    let m = Monitor::new(
+        store.clone(),
+        Detections::builtin(),
+        &MonitorConfig::default(),
+    )
+    .unwrap();
+    m.observe_at(&meta("alice", "s"), &ran(12, 20 * MIB, 100), T0)
+        .unwrap();
+    assert_eq!(store.synced_commits(), 0, "a routine run");
+    let kill = with_status(Status::SecurityViolation);
+    for i in 1..=3 {
+        m.observe_at(&meta("mallory", "s"), &kill, T0 + i).unwrap();
+        assert_eq!(store.synced_commits(), i as u64, "strike {i}");
+    }
+    assert!(store.is_quarantined("acme", "mallory").unwrap());
+    m.observe_at(&meta("alice", "s"), &ran(12, 20 * MIB, 100), T0 + 4)
+        .unwrap();
+    assert_eq!(store.synced_commits(), 3, "routine again after the syncs");
+    store
+        .release("mallory", "operator", T0 + 5)
+        .unwrap()
+        .unwrap();
+    assert_eq!(store.synced_commits(), 4, "the release");
+    // Every run has its audit record, whatever was synced.
+    let trail = audit::read(&dir.path().join("audit.jsonl")).unwrap();
+    assert_eq!(trail.records.len(), 6);
+
+    let flush_dir = tempfile::tempdir().unwrap();
+    let flush = Arc::new(Store::open(flush_dir.path(), Durability::Flush).unwrap());
+    let m = Monitor::new(
+        flush.clone(),
+        Detections::builtin(),
+        &MonitorConfig::default(),
+    )
+    .unwrap();
+    for i in 0..3 {
+        m.observe_at(&meta("mallory", "s"), &kill, T0 + i).unwrap();
+    }
+    assert!(flush.is_quarantined("acme", "mallory").unwrap());
+    assert_eq!(flush.synced_commits(), 0);
+}
+
 #[test]
 fn strikes_outside_the_window_do_not_count() {
     let m = memory_monitor();

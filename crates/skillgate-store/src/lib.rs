@@ -23,7 +23,7 @@
 
 mod sqlite;
 
-pub use sqlite::SqliteStore;
+pub use sqlite::{FILE_NAME, SqliteStore};
 
 use serde::{Deserialize, Serialize};
 

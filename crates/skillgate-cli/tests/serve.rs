@@ -457,3 +457,79 @@ fn roles_claims_and_bad_input_get_4xx_json_errors() {
         "{e}"
     );
 }
+
+/// The venv `scripts/install-test-deps` fills with the Piston client `piston-rspy`.
+fn piston_python() -> PathBuf {
+    let venv = std::env::var_os("SKILLGATE_PISTON_VENV").map_or_else(
+        || PathBuf::from("/var/cache/skillgate/piston-venv"),
+        PathBuf::from,
+    );
+    let python = venv.join("bin/python");
+    assert!(
+        python.exists(),
+        "no Piston client at {}: run scripts/install-test-deps",
+        python.display()
+    );
+    python
+}
+
+const PISTON_CLIENT: &str = r#"
+import asyncio, json, sys, piston_rspy as p
+async def main(url, key):
+    c = p.Client.with_url_and_key(url, key)
+    out = {"runtimes": [r.language for r in await c.fetch_runtimes()]}
+    ok = await c.execute(p.Executor().set_language("python").set_version("*")
+        .add_file(p.File(name="main.py", content="import sys, json\nprint(json.load(sys.stdin)['n'] * 2)"))
+        .set_stdin('{"n": 21}'))
+    out["ok"] = [ok.status, ok.language, ok.run.stdout, ok.run.code]
+    failed = await c.execute(p.Executor().set_language("javascript")
+        .add_file(p.File(content="process.exit(3)")))
+    out["failed"] = [failed.status, failed.run.code]
+    blocked = await c.execute(p.Executor().set_language("python")
+        .add_file(p.File(content="import os\nos.system('id')")))
+    out["blocked"] = [blocked.status, blocked.is_err()]
+    unknown = await c.execute(p.Executor().set_language("cobol").add_file(p.File(content="x")))
+    out["unknown"] = [unknown.status, unknown.is_err()]
+    print(json.dumps(out))
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"#;
+
+#[test]
+fn a_real_piston_client_runs_code_through_the_pipeline() {
+    let python = piston_python();
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| t);
+    let state = tmp.path().join("state");
+    let analyst = create_key(
+        &config,
+        &state,
+        &["--agent", "analyst-1", "--tenant", "acme"],
+    );
+    let server = Server::start(&config, &state);
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(PISTON_CLIENT)
+        .arg(format!("http://{}/api/v2", server.addr))
+        .arg(&analyst)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["runtimes"], serde_json::json!(["python", "javascript"]));
+    assert_eq!(
+        v["ok"],
+        serde_json::json!([200, "python", "42\n", 0]),
+        "{v}"
+    );
+    assert_eq!(v["failed"], serde_json::json!([200, 3]), "{v}");
+    // The pre-scan's block is an error the client sees.
+    assert_eq!(v["blocked"], serde_json::json!([403, true]), "{v}");
+    assert_eq!(v["unknown"], serde_json::json!([400, true]), "{v}");
+    // Without the key, refused.
+    let (status, _) = server.call("GET", "/api/v2/runtimes", None, "application/json", b"");
+    assert_eq!(status, 401);
+}

@@ -38,6 +38,7 @@ pub fn authenticated(
     let runs = Router::new()
         .route("/v1/skills/{name}/runs", post(run_skill))
         .route("/v1/runs", post(run_script))
+        .route("/api/v2/execute", post(crate::piston::execute))
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             crate::admission::admit,
@@ -45,6 +46,7 @@ pub fn authenticated(
     Router::new()
         .route("/v1/skills", get(list_skills).post(publish))
         .route("/v1/skills/{name}", get(skill_versions))
+        .route("/api/v2/runtimes", get(crate::piston::list_runtimes))
         .merge(runs)
         .merge(extra)
         .route_layer(middleware::from_fn_with_state(

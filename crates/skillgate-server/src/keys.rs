@@ -93,16 +93,21 @@ impl AuthFailure {
 /// Longest `Authorization` value looked at.
 const MAX_HEADER_BYTES: usize = 256;
 
-/// The key an `Authorization` header value carries.
+/// The key an `Authorization` header value carries: `Bearer KEY`, or `KEY` alone (what
+/// Piston clients send).
 pub fn bearer(header: Option<&[u8]>) -> Result<&str, AuthFailure> {
     let raw = header.ok_or(AuthFailure::Missing)?;
     if raw.len() > MAX_HEADER_BYTES {
         return Err(AuthFailure::Malformed);
     }
     let text = std::str::from_utf8(raw).map_err(|_| AuthFailure::Malformed)?;
-    let (scheme, key) = text.split_once(' ').ok_or(AuthFailure::Malformed)?;
-    let key = key.trim();
-    if !scheme.eq_ignore_ascii_case("bearer") || !key.starts_with(KEY_PREFIX) {
+    // `Bearer KEY`, or the key alone (as Piston clients send it).
+    let key = match text.split_once(' ') {
+        Some((scheme, key)) if scheme.eq_ignore_ascii_case("bearer") => key.trim(),
+        Some(_) => return Err(AuthFailure::Malformed),
+        None => text.trim(),
+    };
+    if !key.starts_with(KEY_PREFIX) {
         return Err(AuthFailure::Malformed);
     }
     Ok(key)
@@ -176,6 +181,8 @@ mod tests {
         assert_eq!(bearer(Some(b"Basic abc")), Err(AuthFailure::Malformed));
         assert_eq!(bearer(Some(b"Bearer abc")), Err(AuthFailure::Malformed));
         assert_eq!(bearer(Some(b"Bearer sgk_x")), Ok("sgk_x"));
+        assert_eq!(bearer(Some(b"sgk_x")), Ok("sgk_x"));
+        assert_eq!(bearer(Some(b"nokey")), Err(AuthFailure::Malformed));
         assert_eq!(
             bearer(Some(format!("Bearer sgk_{}", "x".repeat(1000)).as_bytes())),
             Err(AuthFailure::Malformed)

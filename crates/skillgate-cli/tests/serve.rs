@@ -19,9 +19,14 @@ struct Server {
 
 impl Server {
     fn start(config: &Path, state: &Path) -> Server {
+        Server::start_with(config, state, &[])
+    }
+
+    fn start_with(config: &Path, state: &Path, extra: &[&str]) -> Server {
         let mut child = Command::new(bin())
             .args(["serve", "--listen", "127.0.0.1:0", "--config"])
             .arg(config)
+            .args(extra)
             .arg("--state-dir")
             .arg(state)
             .stdout(Stdio::piped())
@@ -260,6 +265,16 @@ fn publish_run_list_and_refuse_over_http() {
         "{audit}"
     );
     assert!(audit.contains("\"kind\":\"auth_failure\""), "{audit}");
+    // The monitor's metrics, with the refusal counted.
+    let text = metrics(&server);
+    assert!(
+        text.contains("skillgate_executions_total{status=\"ok\"}"),
+        "{text}"
+    );
+    assert!(
+        text.contains("skillgate_auth_failures_total{reason=\"missing\"} 1"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -532,4 +547,140 @@ fn a_real_piston_client_runs_code_through_the_pipeline() {
     // Without the key, refused.
     let (status, _) = server.call("GET", "/api/v2/runtimes", None, "application/json", b"");
     assert_eq!(status, 401);
+}
+
+fn metrics(server: &Server) -> String {
+    let (status, body) = server.call("GET", "/metrics", None, "text/plain", b"");
+    assert_eq!(status, 200);
+    String::from_utf8(body).unwrap()
+}
+
+fn signal(server: &Server, sig: &str) {
+    let ok = Command::new("kill")
+        .args([&format!("-{sig}"), &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+#[test]
+fn a_bad_new_config_is_refused_and_the_old_one_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| t);
+    let good = std::fs::read_to_string(&config).unwrap();
+    let state = tmp.path().join("state");
+    let operator = create_key(
+        &config,
+        &state,
+        &["--operator", "oncall", "--tenant", "acme"],
+    );
+    let analyst = create_key(
+        &config,
+        &state,
+        &["--agent", "analyst-1", "--tenant", "acme"],
+    );
+    let server = Server::start(&config, &state);
+    let script = serde_json::json!({"language": "python", "code": "print(1)"});
+    let status_of_run = |server: &Server| {
+        let (code, report) = server.json("POST", "/v1/runs", Some(&analyst), script.clone());
+        assert_eq!(code, 200, "{report}");
+        report["status"].as_str().unwrap().to_string()
+    };
+    assert_eq!(status_of_run(&server), "ok");
+
+    std::fs::write(&config, "[limits\nnot toml").unwrap();
+    let (code, e) = server.json(
+        "POST",
+        "/v1/admin/reload",
+        Some(&operator),
+        serde_json::json!({}),
+    );
+    assert_eq!(
+        (code, e["error"]["code"].as_str()),
+        (422, Some("config_refused")),
+        "{e}"
+    );
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("skillgate.toml"),
+        "{e}"
+    );
+    let (code, _) = server.json(
+        "POST",
+        "/v1/admin/reload",
+        Some(&analyst),
+        serde_json::json!({}),
+    );
+    assert_eq!(code, 403);
+    signal(&server, "HUP");
+    // The old engine serves on, after both refusals.
+    assert_eq!(status_of_run(&server), "ok");
+
+    // A good new config takes effect: analyst-1 loses the right to run code.
+    let entities = tmp.path().join("entities.json");
+    let text = std::fs::read_to_string(&entities).unwrap();
+    std::fs::write(
+        &entities,
+        text.replacen(
+            "\"can_execute_code\": true",
+            "\"can_execute_code\": false",
+            1,
+        ),
+    )
+    .unwrap();
+    std::fs::write(&config, good).unwrap();
+    let (code, answer) = server.json(
+        "POST",
+        "/v1/admin/reload",
+        Some(&operator),
+        serde_json::json!({}),
+    );
+    assert_eq!(code, 200, "{answer}");
+    assert_eq!(status_of_run(&server), "denied");
+}
+
+#[test]
+fn sigterm_drains_then_cancels_the_runs_left_and_audits_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| t);
+    let state = tmp.path().join("state");
+    let analyst = create_key(
+        &config,
+        &state,
+        &["--agent", "analyst-1", "--tenant", "acme"],
+    );
+    let mut server = Server::start_with(&config, &state, &["--drain", "500ms"]);
+    let long = std::thread::scope(|scope| {
+        let long = scope.spawn(|| {
+            server.json(
+                "POST",
+                "/v1/runs",
+                Some(&analyst),
+                serde_json::json!({"language": "python", "code": "import time\ntime.sleep(8)"}),
+            )
+        });
+        // Once the server serves the run, stop it: the run outlasts the drain.
+        while !metrics(&server).contains("skillgate_server_runs_in_flight 1") {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        signal(&server, "TERM");
+        long.join().unwrap()
+    });
+    let (code, report) = long;
+    assert_eq!(code, 200, "{report}");
+    assert_eq!(report["status"], "error", "{report}");
+    assert!(
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule_id"] == "sandbox.cancelled"),
+        "{report}"
+    );
+    let exit = server.child.wait().unwrap();
+    assert!(exit.success(), "{exit:?}");
+    let audit = std::fs::read_to_string(state.join("audit.jsonl")).unwrap();
+    assert!(audit.contains("\"cancelled\":true"), "{audit}");
 }

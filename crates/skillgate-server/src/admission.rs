@@ -16,6 +16,7 @@ use tokio::sync::Semaphore;
 pub struct Admission {
     permits: Semaphore,
     waiting: AtomicUsize,
+    running: AtomicUsize,
     queue: usize,
 }
 
@@ -33,8 +34,42 @@ impl Admission {
         Admission {
             permits: Semaphore::new(concurrent.max(1)),
             waiting: AtomicUsize::new(0),
+            running: AtomicUsize::new(0),
             queue,
         }
+    }
+
+    /// Runs admitted and not finished.
+    pub fn running(&self) -> usize {
+        self.running.load(Ordering::SeqCst)
+    }
+
+    /// Runs waiting for a slot.
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::SeqCst)
+    }
+
+    /// The gauges in Prometheus text.
+    pub fn metrics(&self) -> String {
+        format!(
+            "# HELP skillgate_server_runs_in_flight Runs the server is serving now.\n\
+             # TYPE skillgate_server_runs_in_flight gauge\n\
+             skillgate_server_runs_in_flight {}\n\
+             # HELP skillgate_server_runs_queued Runs waiting for a slot.\n\
+             # TYPE skillgate_server_runs_queued gauge\n\
+             skillgate_server_runs_queued {}\n",
+            self.running(),
+            self.waiting()
+        )
+    }
+}
+
+/// Counts a run as running until dropped.
+struct Running<'a>(&'a AtomicUsize);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -73,5 +108,7 @@ pub async fn admit(State(state): State<Arc<ServerState>>, req: Request, next: Ne
             }
         }
     };
+    adm.running.fetch_add(1, Ordering::SeqCst);
+    let _running = Running(&adm.running);
     next.run(req).await
 }

@@ -47,6 +47,7 @@ pub fn authenticated(
         .route("/v1/skills", get(list_skills).post(publish))
         .route("/v1/skills/{name}", get(skill_versions))
         .route("/api/v2/runtimes", get(crate::piston::list_runtimes))
+        .route("/v1/admin/reload", post(reload))
         .merge(runs)
         .merge(extra)
         .route_layer(middleware::from_fn_with_state(
@@ -127,7 +128,7 @@ async fn metrics(State(state): State<Arc<ServerState>>) -> Response {
                 http::header::CONTENT_TYPE,
                 "text/plain; version=0.0.4; charset=utf-8",
             )],
-            text,
+            text + &state.admission.metrics(),
         )
             .into_response(),
         Ok(Err(e)) => ApiError::internal(e.to_string()).into_response(),
@@ -150,11 +151,7 @@ async fn publish(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
-    if principal.role != skillgate_store::Role::Builder {
-        return Err(ApiError::forbidden(
-            "an agent key cannot publish skills; publish with a builder key",
-        ));
-    }
+    registry::require_builder(&principal)?;
     require_content_type(
         &headers,
         &[
@@ -179,6 +176,36 @@ async fn publish(
         Json(registry::VersionView::from(&version)),
     )
         .into_response())
+}
+
+/// Rebuilds the engine from the config file (operator keys only). A configuration that
+/// does not load is refused with 422 naming the problem; the one in use stays.
+async fn reload(
+    State(state): State<Arc<ServerState>>,
+    Extension(principal): Extension<Principal>,
+) -> Result<Json<serde_json::Value>, ApiError> {
+    if principal.role != skillgate_store::Role::Operator {
+        return Err(ApiError::forbidden(format!(
+            "reloading needs an operator key, not {} key",
+            principal.role.with_article()
+        )));
+    }
+    match state.rebuild().await {
+        Ok(notices) => {
+            tracing::info!(by = %principal.caller.agent_id, "reloaded the configuration");
+            Ok(Json(
+                serde_json::json!({"reloaded": true, "notices": notices}),
+            ))
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "reload: the new configuration is refused; the old one stays");
+            Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "config_refused",
+                format!("the new configuration is refused, the one in use stays: {e}"),
+            ))
+        }
+    }
 }
 
 async fn list_skills(
@@ -207,6 +234,9 @@ async fn list_skills(
             .filter(|v| v.tenant == principal.caller.tenant && v.owner == principal.caller.agent_id)
             .map(|v| serde_json::to_value(registry::VersionView::from(v)).unwrap_or_default())
             .collect()),
+        skillgate_store::Role::Operator => Err(ApiError::forbidden(
+            "an operator key runs and publishes nothing: list skills with an agent or builder key",
+        )),
     })
     .await?;
     Ok(Json(serde_json::json!({ "skills": skills })))
@@ -226,6 +256,7 @@ async fn skill_versions(
             skillgate_store::Role::Agent => registry::runnable_skills(&state, &principal.caller)?
                 .iter()
                 .any(|r| r.version.name == name),
+            skillgate_store::Role::Operator => false,
         };
         if !visible {
             return Err(ApiError::not_found(

@@ -156,6 +156,18 @@ impl From<&SkillVersion> for VersionView {
     }
 }
 
+/// Only a builder key publishes: 403 naming the key's role otherwise.
+pub fn require_builder(principal: &Principal) -> Result<(), ApiError> {
+    if principal.role == Role::Builder {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(format!(
+            "{} key cannot publish skills; publish with a builder key",
+            principal.role.with_article()
+        )))
+    }
+}
+
 /// Publishes an upload as `principal` (a builder): checks, pre-scans and stores it.
 /// Blocking: call it on the blocking pool. Returns the stored version.
 pub fn publish(
@@ -163,11 +175,7 @@ pub fn publish(
     principal: &Principal,
     gz: &[u8],
 ) -> Result<SkillVersion, ApiError> {
-    if principal.role != Role::Builder {
-        return Err(ApiError::forbidden(
-            "an agent key cannot publish skills; publish with a builder key",
-        ));
-    }
+    require_builder(principal)?;
     let builder = &principal.caller.agent_id;
     let tenant = &principal.caller.tenant;
     let skill = unpack_and_load(gz)?;

@@ -52,9 +52,10 @@ pub struct RunAnswer {
 pub fn require_agent(principal: &Principal) -> Result<(), ApiError> {
     match principal.role {
         Role::Agent => Ok(()),
-        Role::Builder => Err(ApiError::forbidden(
-            "a builder key cannot run skills as an agent; run with an agent key",
-        )),
+        Role::Builder | Role::Operator => Err(ApiError::forbidden(format!(
+            "{} key cannot run skills as an agent; run with an agent key",
+            principal.role.with_article()
+        ))),
     }
 }
 

@@ -31,10 +31,6 @@ impl std::str::FromStr for Listen {
     }
 }
 
-/// How long the runs in flight get to finish after a stop signal before they are
-/// cancelled.
-pub const DRAIN: Duration = Duration::from_secs(30);
-
 /// Serves `state` on `listen` until SIGTERM or SIGINT, reloading on SIGHUP. `ready` is
 /// called with the address actually bound (a TCP port 0 resolved) once the server accepts.
 pub async fn serve(

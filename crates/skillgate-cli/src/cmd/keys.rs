@@ -23,18 +23,17 @@ pub(crate) struct KeysArgs {
 #[derive(Debug, Subcommand)]
 enum KeysCommand {
     /// Create a key; it is printed once, alone on the last line of stdout.
+    #[command(group(clap::ArgGroup::new("who").required(true).args(["agent", "builder", "operator"])))]
     Create {
         /// An agent key (runs skills as this agent).
-        #[arg(
-            long,
-            value_name = "ID",
-            required_unless_present = "builder",
-            conflicts_with = "builder"
-        )]
+        #[arg(long, value_name = "ID")]
         agent: Option<String>,
         /// A builder key (publishes skills owned by this builder).
         #[arg(long, value_name = "ID")]
         builder: Option<String>,
+        /// An operator key (`POST /v1/admin/reload`; runs and publishes nothing).
+        #[arg(long, value_name = "NAME")]
+        operator: Option<String>,
         /// The tenant (for an agent the entities file declares, it must be its tenant).
         #[arg(long, value_name = "ID")]
         tenant: String,
@@ -63,13 +62,19 @@ pub(crate) fn run(args: KeysArgs) -> Result<ExitCode, UsageError> {
         KeysCommand::Create {
             agent,
             builder,
+            operator,
             tenant,
             groups,
         } => {
-            let (role, principal) = match (agent, builder) {
-                (Some(a), None) => (Role::Agent, a),
-                (None, Some(b)) => (Role::Builder, b),
-                _ => return Err(UsageError("give --agent or --builder".into())),
+            let (role, principal) = match (agent, builder, operator) {
+                (Some(a), None, None) => (Role::Agent, a),
+                (None, Some(b), None) => (Role::Builder, b),
+                (None, None, Some(o)) => (Role::Operator, o),
+                _ => {
+                    return Err(UsageError(
+                        "give one of --agent, --builder or --operator".into(),
+                    ));
+                }
             };
             if role == Role::Agent {
                 let policy = skillgate_policy::Policy::load(&config.policy)?;

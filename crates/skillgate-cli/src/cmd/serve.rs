@@ -17,6 +17,10 @@ pub(crate) struct ServeArgs {
     /// Where to listen: IP:PORT (port 0: any free port) or unix:PATH.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
     listen: Listen,
+    /// How long the runs in flight get to finish after SIGTERM or SIGINT before they are
+    /// cancelled, e.g. `30s`.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = skillgate::units::parse_duration)]
+    drain: std::time::Duration,
 }
 
 pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, UsageError> {
@@ -42,7 +46,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, UsageError> {
     rt.block_on(skillgate_server::serve(
         Arc::new(state),
         args.listen,
-        skillgate_server::serve::DRAIN,
+        args.drain,
         |addr| {
             // The first line of stdout: scripts and tests read the bound address here.
             println!("listening on {addr}");

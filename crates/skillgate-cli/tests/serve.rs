@@ -684,3 +684,31 @@ fn sigterm_drains_then_cancels_the_runs_left_and_audits_them() {
     let audit = std::fs::read_to_string(state.join("audit.jsonl")).unwrap();
     assert!(audit.contains("\"cancelled\":true"), "{audit}");
 }
+
+#[test]
+fn a_key_over_its_rate_gets_429() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| t);
+    let state = tmp.path().join("state");
+    let analyst = create_key(
+        &config,
+        &state,
+        &["--agent", "analyst-1", "--tenant", "acme"],
+    );
+    let other = create_key(
+        &config,
+        &state,
+        &["--agent", "analyst-2", "--tenant", "acme"],
+    );
+    let server = Server::start_with(&config, &state, &["--rate-limit", "2"]);
+    assert_eq!(server.get("/v1/skills", Some(&analyst)).0, 200);
+    assert_eq!(server.get("/v1/skills", Some(&analyst)).0, 200);
+    let (status, e) = server.get("/v1/skills", Some(&analyst));
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (429, Some("rate_limited")),
+        "{e}"
+    );
+    // Another key has its own rate.
+    assert_eq!(server.get("/v1/skills", Some(&other)).0, 200);
+}

@@ -51,6 +51,10 @@ pub fn authenticated(
         .merge(runs)
         .merge(extra)
         .route_layer(middleware::from_fn_with_state(
+            state.clone(),
+            crate::ratelimit::limit,
+        ))
+        .route_layer(middleware::from_fn_with_state(
             state,
             crate::auth::require_key,
         ))

@@ -20,6 +20,7 @@ pub mod error;
 pub mod keys;
 pub mod piston;
 pub mod protect;
+pub mod ratelimit;
 pub mod registry;
 pub mod runs;
 pub mod serve;

@@ -53,6 +53,8 @@ pub struct ServerState {
     pub limits: crate::protect::Limits,
     /// The concurrency limit of runs.
     pub admission: crate::admission::Admission,
+    /// The per-caller rate limit.
+    pub rate: crate::ratelimit::RateLimiter,
 }
 
 impl std::fmt::Debug for ServerState {
@@ -155,7 +157,14 @@ impl ServerState {
                 crate::admission::DEFAULT_CONCURRENT,
                 crate::admission::DEFAULT_QUEUE,
             ),
+            rate: crate::ratelimit::RateLimiter::new(crate::ratelimit::DEFAULT_PER_MINUTE),
         })
+    }
+
+    /// Sets the per-caller rate limit: `per_minute` requests a minute per key.
+    pub fn with_rate_limit(mut self, per_minute: u32) -> ServerState {
+        self.rate = crate::ratelimit::RateLimiter::new(per_minute);
+        self
     }
 
     /// The engine now; a request keeps the one it got to its end.

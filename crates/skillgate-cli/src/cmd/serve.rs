@@ -21,6 +21,9 @@ pub(crate) struct ServeArgs {
     /// cancelled, e.g. `30s`.
     #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = skillgate::units::parse_duration)]
     drain: std::time::Duration,
+    /// Requests each API key may make a minute (bursts of as many); over it, 429.
+    #[arg(long, value_name = "N", default_value_t = skillgate_server::ratelimit::DEFAULT_PER_MINUTE)]
+    rate_limit: u32,
 }
 
 pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, UsageError> {
@@ -35,7 +38,8 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, UsageError> {
     let state = ServerState::open(Settings {
         config: args.config,
         state_dir: args.state_dir,
-    })?;
+    })?
+    .with_rate_limit(args.rate_limit);
     for notice in state.engine().notices() {
         tracing::warn!(notice = %notice, "engine");
     }

@@ -359,6 +359,21 @@ fn roles_claims_and_bad_input_get_4xx_json_errors() {
         "{e}"
     );
 
+    // An oversized upload.
+    let (status, body) = server.call(
+        "POST",
+        "/v1/skills",
+        Some(&builder),
+        "application/gzip",
+        &vec![0u8; (8 << 20) + 1],
+    );
+    let e: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (413, Some("body_too_large")),
+        "{e}"
+    );
+
     // Malformed JSON, a wrong content type, deep nesting, an unknown skill or version.
     let (status, body) = server.call(
         "POST",
@@ -711,4 +726,45 @@ fn a_key_over_its_rate_gets_429() {
     );
     // Another key has its own rate.
     assert_eq!(server.get("/v1/skills", Some(&other)).0, 200);
+}
+
+#[test]
+fn it_serves_on_a_unix_socket() {
+    use std::os::unix::net::UnixStream;
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| t);
+    let socket = tmp.path().join("sg.sock");
+    let mut child = Command::new(bin())
+        .arg("serve")
+        .arg("--listen")
+        .arg(format!("unix:{}", socket.display()))
+        .arg("--config")
+        .arg(&config)
+        .arg("--state-dir")
+        .arg(tmp.path().join("state"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(
+        line.trim(),
+        format!("listening on unix:{}", socket.display())
+    );
+    let mut s = UnixStream::connect(&socket).unwrap();
+    s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.ends_with("{\"status\":\"ok\"}"), "{answer}");
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(!socket.exists(), "the socket is removed at exit");
 }

@@ -136,6 +136,27 @@ pub enum AuditRecord {
     Release(ReleaseRecord),
     /// An operator cleared a skill's flag.
     Unflag(UnflagRecord),
+    /// A service refused a request's credential (missing, malformed, unknown, revoked).
+    AuthFailure(AuthFailureRecord),
+}
+
+/// A service (`skillgate serve`) refused a request's credential.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuthFailureRecord {
+    /// Format version.
+    pub v: u32,
+    /// When, milliseconds since the Unix epoch.
+    pub ts_ms: i64,
+    /// When, RFC 3339.
+    pub time: String,
+    /// The request id.
+    pub request_id: String,
+    /// Why: `missing`, `malformed`, `unknown`, `revoked`, `tenant_mismatch`, ...
+    pub reason: String,
+    /// The key's public id, when the credential named a known key.
+    pub key_id: Option<String>,
+    /// The method and path asked for (cut to 200 characters).
+    pub target: String,
 }
 
 /// A request and its outcome.

@@ -37,7 +37,7 @@ struct Family {
     help: &'static str,
 }
 
-const COUNTERS: [Family; 7] = [
+const COUNTERS: [Family; 8] = [
     Family {
         name: "skillgate_executions_total",
         kind: "counter",
@@ -72,6 +72,11 @@ const COUNTERS: [Family; 7] = [
         name: "skillgate_skill_unflags_total",
         kind: "counter",
         help: "Skill flags cleared by an operator.",
+    },
+    Family {
+        name: "skillgate_auth_failures_total",
+        kind: "counter",
+        help: "Credentials a service refused, by reason (missing, malformed, unknown, revoked).",
     },
 ];
 
@@ -130,6 +135,7 @@ pub fn render(store: &Store, now_ms: i64) -> Result<String, StoreError> {
             && !fam.name.contains("executions")
             && !fam.name.contains("findings")
             && !fam.name.contains("detections")
+            && !fam.name.contains("auth_failures")
         {
             let _ = writeln!(out, "{} 0", fam.name);
         }

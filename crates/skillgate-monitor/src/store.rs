@@ -593,6 +593,20 @@ impl Store {
         })
     }
 
+    /// Records a refused credential: an `auth_failure` audit record, and
+    /// `skillgate_auth_failures_total{reason}` counted.
+    pub fn record_auth_failure(&self, record: audit::AuthFailureRecord) -> Result<(), StoreError> {
+        self.transact(|tx| {
+            tx.count(
+                "skillgate_auth_failures_total",
+                &crate::metrics::label("reason", &record.reason),
+                1.0,
+            )?;
+            tx.append_audit(&AuditRecord::AuthFailure(record))?;
+            Ok(())
+        })
+    }
+
     /// Agents the store has seen (tenant, agent), sorted.
     pub fn agents(&self) -> Result<Vec<(String, String)>, StoreError> {
         self.read(|c| {

@@ -466,3 +466,31 @@ fn the_throttle_quota_is_shared_by_every_process_using_the_state() {
     let after = T0 + cfg.throttle_for.as_millis() as i64 + 10;
     assert!((0..10).all(|i| process().admit("acme", "eve", after + i).unwrap().is_none()));
 }
+
+#[test]
+fn a_refused_credential_is_audited_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let store =
+        skillgate_monitor::Store::open(dir.path(), skillgate_monitor::Durability::Flush).unwrap();
+    store
+        .record_auth_failure(skillgate_monitor::audit::AuthFailureRecord {
+            v: skillgate_monitor::audit::FORMAT_VERSION,
+            ts_ms: 5,
+            time: skillgate_monitor::audit::rfc3339(5),
+            request_id: "r1".into(),
+            reason: "revoked".into(),
+            key_id: Some("k1".into()),
+            target: "POST /v1/runs".into(),
+        })
+        .unwrap();
+    let trail = skillgate_monitor::audit::read(&store.audit_path().unwrap()).unwrap();
+    assert!(matches!(
+        &trail.records[..],
+        [skillgate_monitor::audit::AuditRecord::AuthFailure(r)] if r.reason == "revoked" && r.request_id == "r1"
+    ));
+    let text = skillgate_monitor::metrics::render(&store, 0).unwrap();
+    assert!(
+        text.contains("skillgate_auth_failures_total{reason=\"revoked\"} 1"),
+        "{text}"
+    );
+}

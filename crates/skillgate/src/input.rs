@@ -98,6 +98,29 @@ pub fn external_ref(schema: &serde_json::Value) -> Option<String> {
     None
 }
 
+/// Most characters of the input a schema finding repeats (its path, the value the
+/// validator quotes).
+pub const MAX_ECHO_CHARS: usize = 200;
+
+/// `text` cut to its first `max` characters, saying how many were left out, so a message
+/// never repeats unbounded input.
+///
+/// ```
+/// use skillgate::input::elide;
+/// assert_eq!(elide("short", 10), "short");
+/// assert_eq!(elide("abcdefgh", 3), "abc… (5 more characters)");
+/// ```
+pub fn elide(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        None => text.to_string(),
+        Some((cut, _)) => format!(
+            "{}… ({} more characters)",
+            &text[..cut],
+            text[cut..].chars().count()
+        ),
+    }
+}
+
 /// Checks `input` against `schema`: `Ok(())`, or the findings and the status they imply.
 pub fn check_input(
     schema: &serde_json::Value,
@@ -133,13 +156,17 @@ pub fn check_input(
             let path = if path.is_empty() {
                 "/".to_string()
             } else {
-                path
+                elide(&path, MAX_ECHO_CHARS)
             };
+            // The validator's message repeats the offending value, which may be megabytes.
             Finding::new(
                 LayerName::Input,
                 "input.schema",
                 Severity::High,
-                format!("input at `{path}` fails the schema: {err}"),
+                format!(
+                    "input at `{path}` fails the schema: {}",
+                    elide(&err.to_string(), MAX_ECHO_CHARS)
+                ),
             )
             .with_snippet(path)
         })
@@ -148,5 +175,30 @@ pub fn check_input(
         Ok(())
     } else {
         Err((Status::Blocked, findings))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schema_violation_does_not_echo_a_huge_value() {
+        let schema =
+            serde_json::json!({"type": "object", "properties": {"n": {"type": "integer"}}});
+        let huge = "x".repeat(4 << 20);
+        let input = serde_json::json!({ "n": huge });
+        let (status, findings) = check_input(&schema, &input).unwrap_err();
+        assert_eq!(status, Status::Blocked);
+        let message = &findings[0].message;
+        assert!(message.len() < 1000, "{} bytes", message.len());
+        assert!(message.contains("more characters"), "{message}");
+        assert!(message.contains("`/n`"), "{message}");
+    }
+
+    #[test]
+    fn elide_cuts_on_characters_not_bytes() {
+        assert_eq!(elide("ééé", 2), "éé… (1 more characters)");
+        assert_eq!(elide("ééé", 3), "ééé");
     }
 }

@@ -1,0 +1,173 @@
+//! The global concurrency limit with a bounded queue: at most `concurrent` runs at once,
+//! at most `queue` more waiting; beyond that the server sheds load with 429 and
+//! `Retry-After`.
+use crate::ServerState;
+use crate::error::ApiError;
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::StatusCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use tokio::sync::Semaphore;
+
+/// Admission control for runs.
+#[derive(Debug)]
+pub struct Admission {
+    permits: Semaphore,
+    waiting: AtomicUsize,
+    running: AtomicUsize,
+    queue: usize,
+}
+
+/// Runs at once by default.
+pub const DEFAULT_CONCURRENT: usize = 32;
+/// Runs waiting by default.
+pub const DEFAULT_QUEUE: usize = 64;
+
+/// Seconds a shed client is told to wait.
+pub const RETRY_AFTER_SECS: u64 = 1;
+
+impl Admission {
+    /// `concurrent` runs at once, `queue` more waiting.
+    pub fn new(concurrent: usize, queue: usize) -> Admission {
+        Admission {
+            permits: Semaphore::new(concurrent.max(1)),
+            waiting: AtomicUsize::new(0),
+            running: AtomicUsize::new(0),
+            queue,
+        }
+    }
+
+    /// Runs admitted and not finished.
+    pub fn running(&self) -> usize {
+        self.running.load(Ordering::SeqCst)
+    }
+
+    /// Runs waiting for a slot.
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::SeqCst)
+    }
+
+    /// The gauges in Prometheus text.
+    pub fn metrics(&self) -> String {
+        format!(
+            "# HELP skillgate_server_runs_in_flight Runs the server is serving now.\n\
+             # TYPE skillgate_server_runs_in_flight gauge\n\
+             skillgate_server_runs_in_flight {}\n\
+             # HELP skillgate_server_runs_queued Runs waiting for a slot.\n\
+             # TYPE skillgate_server_runs_queued gauge\n\
+             skillgate_server_runs_queued {}\n",
+            self.running(),
+            self.waiting()
+        )
+    }
+}
+
+/// A run admitted: running until dropped.
+#[derive(Debug)]
+pub struct Admitted<'a> {
+    _permit: tokio::sync::SemaphorePermit<'a>,
+    running: &'a AtomicUsize,
+}
+
+impl Drop for Admitted<'_> {
+    fn drop(&mut self) {
+        self.running.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Why a run was not admitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shed {
+    /// Every slot is taken and the queue is full.
+    Full,
+    /// The server is shutting down.
+    Closed,
+}
+
+impl Admission {
+    /// Admits a run at once, or after waiting in the queue; refuses it when the queue is
+    /// full.
+    pub async fn enter(&self) -> Result<Admitted<'_>, Shed> {
+        let permit = match self.permits.try_acquire() {
+            Ok(p) => p,
+            Err(_) => {
+                if self.waiting.fetch_add(1, Ordering::SeqCst) >= self.queue {
+                    self.waiting.fetch_sub(1, Ordering::SeqCst);
+                    return Err(Shed::Full);
+                }
+                let p = self.permits.acquire().await;
+                self.waiting.fetch_sub(1, Ordering::SeqCst);
+                p.map_err(|_| Shed::Closed)?
+            }
+        };
+        self.running.fetch_add(1, Ordering::SeqCst);
+        Ok(Admitted {
+            _permit: permit,
+            running: &self.running,
+        })
+    }
+}
+
+/// Admits the request, queues it, or sheds it (429).
+pub async fn admit(State(state): State<Arc<ServerState>>, req: Request, next: Next) -> Response {
+    match state.admission.enter().await {
+        Ok(_admitted) => next.run(req).await,
+        Err(Shed::Full) => {
+            let mut resp = ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "overloaded",
+                "the server is at its concurrency limit and its queue is full; retry later",
+            )
+            .into_response();
+            resp.headers_mut().insert(
+                http::header::RETRY_AFTER,
+                http::HeaderValue::from(RETRY_AFTER_SECS),
+            );
+            resp
+        }
+        Err(Shed::Closed) => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting_down",
+            "the server is shutting down",
+        )
+        .into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn beyond_the_slots_and_the_queue_runs_are_shed() {
+        let adm = Admission::new(1, 1);
+        let first = adm.enter().await.unwrap();
+        assert_eq!(adm.running(), 1);
+        // The second waits in the queue; the third finds it full.
+        let second = adm.enter();
+        tokio::pin!(second);
+        assert!(futures_poll_once(second.as_mut()).await.is_none());
+        assert_eq!(adm.waiting(), 1);
+        assert_eq!(adm.enter().await.unwrap_err(), Shed::Full);
+        drop(first);
+        let second = second.await.unwrap();
+        assert_eq!((adm.running(), adm.waiting()), (1, 0));
+        drop(second);
+        assert_eq!(adm.running(), 0);
+        assert!(adm.metrics().contains("skillgate_server_runs_in_flight 0"));
+    }
+
+    /// Polls `f` once: its output if it is ready.
+    async fn futures_poll_once<F: std::future::Future + Unpin>(f: F) -> Option<F::Output> {
+        let mut f = f;
+        std::future::poll_fn(|cx| {
+            std::task::Poll::Ready(match std::pin::Pin::new(&mut f).poll(cx) {
+                std::task::Poll::Ready(v) => Some(v),
+                std::task::Poll::Pending => None,
+            })
+        })
+        .await
+    }
+}

@@ -1,0 +1,148 @@
+//! The conformance kit against the native sandbox, Docker Engine and Podman.
+//!
+//! The engines are started with `scripts/services up NAME` and stopped at the end; when
+//! one cannot start, its test fails with the reason (CI installs them), it is never
+//! skipped.
+#![cfg(all(feature = "docker", feature = "conformance"))]
+use skillgate_executors::conformance::{Kit, Report};
+use skillgate_executors::docker::{DockerExecutor, DockerSettings, image};
+use skillgate_runtime::{Catalog, InstallOptions, Installed, Store};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Mutex, OnceLock};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `scripts/services CMD NAME`; its stdout.
+fn services(cmd: &str, name: &str) -> String {
+    let out = Command::new(repo_root().join("scripts/services"))
+        .args([cmd, name])
+        .output()
+        .expect("running scripts/services");
+    assert!(
+        out.status.success(),
+        "scripts/services {cmd} {name} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Stops the service when the test ends, passed or not.
+struct Service(&'static str);
+impl Drop for Service {
+    fn drop(&mut self) {
+        services("down", self.0);
+    }
+}
+
+/// The `python` runtime, installed once into a scratch store, and its OCI archive.
+fn python_runtime() -> &'static (Installed, PathBuf) {
+    static RT: OnceLock<(Installed, PathBuf)> = OnceLock::new();
+    static LOCK: Mutex<()> = Mutex::new(());
+    let _g = LOCK.lock().unwrap();
+    RT.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap().keep();
+        let catalog = Catalog::builtin().unwrap();
+        let installed = Store::new(dir.join("store"))
+            .install(
+                catalog.get("python").unwrap(),
+                &InstallOptions {
+                    offline: true,
+                    ..InstallOptions::default()
+                },
+                &mut |_| {},
+            )
+            .expect("installing the python runtime");
+        let archive = dir.join("python.oci.tar");
+        skillgate_runtime::export_oci_archive(&installed, &archive).expect("exporting it");
+        (installed, archive)
+    })
+}
+
+async fn engine_kit(name: &'static str) -> Report {
+    let config = services("up", name);
+    let _service = Service(name);
+    let socket = config
+        .lines()
+        .find_map(|l| l.strip_prefix("socket = "))
+        .map(|s| s.trim_matches('"').to_string())
+        .unwrap_or_else(|| panic!("no socket in the printed config: {config}"));
+    let (installed, archive) = python_runtime();
+    let exec = DockerExecutor::connect(DockerSettings::new(&socket))
+        .await
+        .expect("connecting to the engine");
+    image::load_oci_archive(exec.client(), archive, &image::runtime_image("python"))
+        .await
+        .expect("loading the runtime image");
+    let mut kit = Kit::new(exec.capabilities());
+    kit.spec.interpreter = Some(installed.interpreter.clone());
+    kit.runtime = Some("python".into());
+    let probe = exec.clone();
+    kit.leftovers = Some(Box::new(move |ids| {
+        let probe = probe.clone();
+        Box::pin(async move { probe.leftovers(&ids).await.map_err(|e| e.to_string()) })
+    }));
+    let report = kit.run(exec).await;
+    println!("{name}:\n{report}");
+    report
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn docker_engine_passes_the_kit() {
+    let report = engine_kit("docker").await;
+    assert!(report.passed(), "{report}");
+    assert!(
+        report
+            .0
+            .iter()
+            .all(|c| c.verdict == skillgate_executors::conformance::Verdict::Pass),
+        "{report}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn podman_passes_the_kit() {
+    let report = engine_kit("podman").await;
+    assert!(report.passed(), "{report}");
+    assert!(
+        report
+            .0
+            .iter()
+            .all(|c| c.verdict == skillgate_executors::conformance::Verdict::Pass),
+        "{report}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_native_sandbox_passes_the_kit() {
+    let native = skillgate_sandbox::NativeSandbox::new();
+    let kit = Kit::new(native.capabilities());
+    let report = kit.run(native).await;
+    println!("native:\n{report}");
+    assert!(report.passed(), "{report}");
+}
+
+/// The kit catches an executor claiming what it does not enforce: the process executor
+/// (no isolation) claiming the native sandbox's capabilities fails the containment
+/// checks, and passes the ones it does keep.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_executor_claiming_too_much_fails_the_kit() {
+    use skillgate_executors::conformance::Verdict;
+    let claims = skillgate_sandbox::NativeSandbox::new().capabilities();
+    let report = Kit::new(claims)
+        .run(skillgate_sandbox::ProcessExecutor::new())
+        .await;
+    println!("process claiming native:\n{report}");
+    assert!(!report.passed());
+    for check in ["network_none", "read_only_root", "uid", "memory"] {
+        assert!(
+            matches!(report.verdict(check), Some(Verdict::Fail(_))),
+            "{check} should fail: {report}"
+        );
+    }
+    for check in ["json", "exit_code", "streams", "timeout"] {
+        assert_eq!(report.verdict(check), Some(&Verdict::Pass), "{report}");
+    }
+}

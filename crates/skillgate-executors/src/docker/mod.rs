@@ -130,7 +130,8 @@ pub struct DockerExecutor {
 struct Inner {
     docker: Docker,
     settings: DockerSettings,
-    flavour: Flavour,
+    /// Asked of the engine on first use.
+    flavour: tokio::sync::OnceCell<Flavour>,
 }
 
 /// Connects to the engine at `socket` (no call is made yet).
@@ -157,22 +158,51 @@ fn engine_error(socket: &Path, what: &str, e: impl std::fmt::Display) -> ExecErr
 }
 
 impl DockerExecutor {
+    /// An executor for the engine at the settings' socket; nothing is asked of the engine
+    /// until the first run (or [`DockerExecutor::connect`]), so building a pipeline never
+    /// waits for it.
+    pub fn new(settings: DockerSettings) -> Result<DockerExecutor, ExecError> {
+        let docker = connect(&settings.socket)?;
+        Ok(DockerExecutor {
+            inner: Arc::new(Inner {
+                docker,
+                settings,
+                flavour: tokio::sync::OnceCell::new(),
+            }),
+        })
+    }
+
     /// Connects to the engine, asks its flavour, and checks the settings against it.
     pub async fn connect(settings: DockerSettings) -> Result<DockerExecutor, ExecError> {
-        let docker = connect(&settings.socket)?;
-        let version = tokio::time::timeout(ENGINE_CALL_TIMEOUT, docker.version())
-            .await
-            .map_err(|_| engine_error(&settings.socket, "asking its version", "timed out"))?
-            .map_err(|e| {
-                engine_error(
-                    &settings.socket,
-                    "asking its version (is the engine running? `scripts/services up docker` \
-                     starts one)",
-                    e,
-                )
-            })?;
-        let flavour = Flavour::of(&version);
-        if flavour == Flavour::Podman && settings.runtime.is_some() {
+        let exec = DockerExecutor::new(settings)?;
+        exec.engine_flavour().await?;
+        Ok(exec)
+    }
+
+    /// The engine's flavour, asked through the version endpoint once; an engine that does
+    /// not answer, or a setting it cannot enforce, is an error naming the socket.
+    pub async fn engine_flavour(&self) -> Result<Flavour, ExecError> {
+        let settings = &self.inner.settings;
+        let docker = &self.inner.docker;
+        let flavour = self
+            .inner
+            .flavour
+            .get_or_try_init(|| async {
+                let version = tokio::time::timeout(ENGINE_CALL_TIMEOUT, docker.version())
+                    .await
+                    .map_err(|_| engine_error(&settings.socket, "asking its version", "timed out"))?
+                    .map_err(|e| {
+                        engine_error(
+                            &settings.socket,
+                            "asking its version (is the engine running? `scripts/services up \
+                             docker` starts one)",
+                            e,
+                        )
+                    })?;
+                Ok::<_, ExecError>(Flavour::of(&version))
+            })
+            .await?;
+        if *flavour == Flavour::Podman && settings.runtime.is_some() {
             return Err(ExecError::Other(format!(
                 "container engine at {}: Podman ignores a per-container runtime, so runtime \
                  `{}` cannot be enforced; set it in the service's containers.conf \
@@ -181,18 +211,12 @@ impl DockerExecutor {
                 settings.runtime.as_deref().unwrap_or_default()
             )));
         }
-        Ok(DockerExecutor {
-            inner: Arc::new(Inner {
-                docker,
-                settings,
-                flavour,
-            }),
-        })
+        Ok(*flavour)
     }
 
-    /// The engine's flavour.
-    pub fn flavour(&self) -> Flavour {
-        self.inner.flavour
+    /// The engine's flavour, once known (after a run or [`DockerExecutor::connect`]).
+    pub fn flavour(&self) -> Option<Flavour> {
+        self.inner.flavour.get().copied()
     }
 
     /// The client, for loading images ([`image::load_oci_archive`]).
@@ -205,7 +229,10 @@ impl DockerExecutor {
     /// either no network or the engine's).
     pub fn capabilities(&self) -> Capabilities {
         Capabilities {
-            executor: self.inner.flavour.as_str().into(),
+            executor: match self.flavour() {
+                Some(f) => f.as_str().into(),
+                None => "docker".into(),
+            },
             tier: RuntimeTier::Container,
             wall_timeout: true,
             cpu_time: true,
@@ -271,7 +298,7 @@ impl DockerExecutor {
                     ExecError::Other(format!(
                         "the skill names no runtime and [executor] sets no `image` for the {} \
                          engine at {}",
-                        self.inner.flavour.as_str(),
+                        self.flavour().unwrap_or(Flavour::Docker).as_str(),
                         self.inner.settings.socket.display()
                     ))
                 })?;
@@ -290,6 +317,7 @@ impl DockerExecutor {
     }
 
     async fn run(&self, req: ExecRequest) -> Result<ExecOutcome, ExecError> {
+        let flavour = self.engine_flavour().await?;
         let inner = &self.inner;
         let socket = &inner.settings.socket;
         let docker = &inner.docker;
@@ -309,7 +337,7 @@ impl DockerExecutor {
                 })?;
                 let json = skillgate_confine::oci::to_json(profile, &[arch])
                     .map_err(|e| ExecError::Other(format!("emitting the seccomp profile: {e}")))?;
-                Some(match inner.flavour {
+                Some(match flavour {
                     Flavour::Docker => SeccompOpt::Inline(json),
                     Flavour::Podman => {
                         let path = dir.root().join("seccomp.json");
@@ -345,7 +373,7 @@ impl DockerExecutor {
         .await
         .map_err(|e| missing_image(e, &image, socket))?;
         let guard = ContainerGuard::new(docker.clone(), created.id);
-        let result = self.run_container(&req, &guard, &dir).await;
+        let result = self.run_container(&req, &guard, &dir, flavour).await;
         let removed = call(socket, "removing the container", guard.remove()).await;
         let outcome = result?;
         removed?;
@@ -357,6 +385,7 @@ impl DockerExecutor {
         req: &ExecRequest,
         guard: &ContainerGuard,
         dir: &WorkDir,
+        flavour: Flavour,
     ) -> Result<ExecOutcome, ExecError> {
         let inner = &self.inner;
         let socket = &inner.settings.socket;
@@ -403,9 +432,7 @@ impl DockerExecutor {
                     match frame {
                         Ok(LogOutput::StdOut { message }) => stdout.push(&message),
                         Ok(LogOutput::StdErr { message }) => {
-                            if !(inner.flavour == Flavour::Podman
-                                && is_podman_attach_error(&message))
-                            {
+                            if !(flavour == Flavour::Podman && is_podman_attach_error(&message)) {
                                 stderr.push(&message);
                             }
                         }
@@ -462,8 +489,7 @@ impl DockerExecutor {
             (Some(code), None)
         };
         let oom = !timed_out
-            && (state.oom_killed == Some(true)
-                || (inner.flavour == Flavour::Podman && code == 128 + 9));
+            && (state.oom_killed == Some(true) || (flavour == Flavour::Podman && code == 128 + 9));
         let mut outcome = skillgate_sandbox::outcome_from(
             ProcessResult {
                 exit_code,
@@ -492,7 +518,7 @@ impl DockerExecutor {
                 ),
             )];
         }
-        let (artifacts, mut findings) = self.artifacts(id, dir, &limits).await?;
+        let (artifacts, mut findings) = self.artifacts(id, dir, &limits, flavour).await?;
         outcome.artifacts = artifacts;
         outcome.findings.append(&mut findings);
         Ok(outcome)
@@ -505,6 +531,7 @@ impl DockerExecutor {
         id: &str,
         dir: &WorkDir,
         limits: &skillgate_core::Limits,
+        flavour: Flavour,
     ) -> Result<(Vec<skillgate_core::Artifact>, Vec<Finding>), ExecError> {
         let socket = &self.inner.settings.socket;
         let budget = archive_budget(limits);
@@ -541,7 +568,7 @@ impl DockerExecutor {
             .with_snippet(OUT_DIR);
             return Ok((Vec::new(), vec![f]));
         }
-        let names = match self.inner.flavour {
+        let names = match flavour {
             Flavour::Docker => ArchiveNames::UnderRoot,
             Flavour::Podman => ArchiveNames::Inside,
         };

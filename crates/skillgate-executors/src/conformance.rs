@@ -13,7 +13,7 @@
 //! - `memory`: allocating past the memory limit ends as `resource_exhausted`;
 //! - `network_none`: inside, no interface but loopback (asked of the kernel) and no
 //!   route (from `/proc/net` where visible), never by connecting out;
-//! - `read_only_root`: creating a file in `/etc` fails with EROFS;
+//! - `read_only_root`: creating a file in `/etc` fails, and `/` is mounted read-only;
 //! - `uid`: the skill runs as the spec's uid and gid;
 //! - `artifacts`: a file written to the output directory comes back with its content;
 //!   a symbolic link and a hard link there are refused (reported, not collected);
@@ -301,14 +301,36 @@ print(json.dumps({'ifaces': ifaces, 'routes': routes, 'v6': [d for d in v6 if d 
     }
 
     async fn read_only(&self, exec: Exec) -> Verdict {
-        let code = "import errno\ntry:\n    open('/etc/skillgate-probe', 'w')\n    print('writable')\nexcept OSError as e:\n    print(errno.errorcode.get(e.errno, e.errno))\n";
+        // Creating a file in /etc fails, and the mount at / is read-only (its options in
+        // /proc/self/mountinfo: gVisor answers EACCES before EROFS for a file the uid may
+        // not write anyway, so the error alone does not show it).
+        let code = r#"import errno, json
+try:
+    open('/etc/skillgate-probe', 'w')
+    made = 'writable'
+except OSError as e:
+    made = errno.errorcode.get(e.errno, str(e.errno))
+root = [l.split()[5] for l in open('/proc/self/mountinfo') if l.split()[4] == '/']
+print(json.dumps({'create': made, 'root_options': root[-1] if root else ''}))
+"#;
         match self
             .outcome(exec, self.request(code, serde_json::json!({})))
             .await
         {
             Err(e) => Verdict::Fail(e),
-            Ok(o) if o.stdout == b"EROFS\n" => Verdict::Pass,
-            Ok(o) => Verdict::Fail(describe(&o)),
+            Ok(o) => {
+                let v: serde_json::Value =
+                    serde_json::from_slice(&o.stdout).unwrap_or(serde_json::Value::Null);
+                let refused = v["create"].as_str().is_some_and(|c| c != "writable");
+                let ro = v["root_options"]
+                    .as_str()
+                    .is_some_and(|opts| opts.split(',').any(|x| x == "ro"));
+                if refused && ro {
+                    Verdict::Pass
+                } else {
+                    Verdict::Fail(describe(&o))
+                }
+            }
         }
     }
 

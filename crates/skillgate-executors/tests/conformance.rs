@@ -4,7 +4,7 @@
 //! one cannot start, its test fails with the reason (CI installs them), it is never
 //! skipped.
 #![cfg(all(feature = "docker", feature = "conformance"))]
-use skillgate_executors::conformance::{Kit, Report};
+use skillgate_executors::conformance::{Kit, Report, Verdict};
 use skillgate_executors::docker::{DockerExecutor, DockerSettings, image};
 use skillgate_runtime::{Catalog, InstallOptions, Installed, Store};
 use std::path::{Path, PathBuf};
@@ -61,16 +61,28 @@ fn python_runtime() -> &'static (Installed, PathBuf) {
     })
 }
 
-async fn engine_kit(name: &'static str) -> Report {
+/// The kit against the engine `name`, with each OCI runtime of `runtimes` (`None`: the
+/// engine's default), one after another on one start of the service.
+async fn engine_kit(name: &'static str, runtimes: &[Option<&str>]) -> Vec<Report> {
     let config = services("up", name);
     let _service = Service(name);
+    let mut reports = Vec::new();
+    for runtime in runtimes {
+        reports.push(runtime_kit(name, &config, *runtime).await);
+    }
+    reports
+}
+
+async fn runtime_kit(name: &str, config: &str, runtime: Option<&str>) -> Report {
     let socket = config
         .lines()
         .find_map(|l| l.strip_prefix("socket = "))
         .map(|s| s.trim_matches('"').to_string())
         .unwrap_or_else(|| panic!("no socket in the printed config: {config}"));
     let (installed, archive) = python_runtime();
-    let exec = DockerExecutor::connect(DockerSettings::new(&socket))
+    let mut settings = DockerSettings::new(&socket);
+    settings.runtime = runtime.map(str::to_owned);
+    let exec = DockerExecutor::connect(settings)
         .await
         .expect("connecting to the engine");
     image::load_oci_archive(exec.client(), archive, &image::runtime_image("python"))
@@ -85,34 +97,28 @@ async fn engine_kit(name: &'static str) -> Report {
         Box::pin(async move { probe.leftovers(&ids).await.map_err(|e| e.to_string()) })
     }));
     let report = kit.run(exec).await;
-    println!("{name}:\n{report}");
+    println!("{name} (runtime {runtime:?}):\n{report}");
     report
 }
 
+fn all_pass(reports: &[Report]) {
+    for report in reports {
+        assert!(
+            report.0.iter().all(|c| c.verdict == Verdict::Pass),
+            "{report}"
+        );
+    }
+}
+
+/// Docker Engine with runc, then with gVisor (`runsc`, registered by scripts/services).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn docker_engine_passes_the_kit() {
-    let report = engine_kit("docker").await;
-    assert!(report.passed(), "{report}");
-    assert!(
-        report
-            .0
-            .iter()
-            .all(|c| c.verdict == skillgate_executors::conformance::Verdict::Pass),
-        "{report}"
-    );
+async fn docker_engine_passes_the_kit_with_runc_and_gvisor() {
+    all_pass(&engine_kit("docker", &[None, Some("runsc")]).await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn podman_passes_the_kit() {
-    let report = engine_kit("podman").await;
-    assert!(report.passed(), "{report}");
-    assert!(
-        report
-            .0
-            .iter()
-            .all(|c| c.verdict == skillgate_executors::conformance::Verdict::Pass),
-        "{report}"
-    );
+    all_pass(&engine_kit("podman", &[None]).await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -129,7 +135,6 @@ async fn the_native_sandbox_passes_the_kit() {
 /// checks, and passes the ones it does keep.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_executor_claiming_too_much_fails_the_kit() {
-    use skillgate_executors::conformance::Verdict;
     let claims = skillgate_sandbox::NativeSandbox::new().capabilities();
     let report = Kit::new(claims)
         .run(skillgate_sandbox::ProcessExecutor::new())

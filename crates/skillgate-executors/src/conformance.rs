@@ -15,12 +15,15 @@
 //!   route (from `/proc/net` where visible), never by connecting out;
 //! - `read_only_root`: creating a file in `/etc` fails, and `/` is mounted read-only;
 //! - `uid`: the skill runs as the spec's uid and gid;
+//! - `seccomp_errno`, `seccomp_kill`: a profile denying `mkdir` with EPERM makes it fail
+//!   with EPERM; one killing on it ends the run as `security_violation`;
 //! - `artifacts`: a file written to the output directory comes back with its content;
 //!   a symbolic link and a hard link there are refused (reported, not collected);
 //! - `cleanup`: after a timeout and after a run whose future was dropped, the executor's
 //!   [`Leftovers`] probe finds nothing of those runs (only when a probe is given).
 use skillgate_core::{
-    BoxError, Caller, Capabilities, ExecOutcome, ExecRequest, Language, SandboxSpec, Skill, Status,
+    BoxError, Caller, Capabilities, ExecOutcome, ExecRequest, Language, SandboxSpec, SeccompAction,
+    SeccompProfile, Skill, Status, SyscallRule,
 };
 use std::fmt;
 use std::future::Future;
@@ -168,6 +171,22 @@ impl Kit {
             .await,
         );
         push("uid", self.gated(caps.user, self.uid(exec.clone())).await);
+        push(
+            "seccomp_errno",
+            self.gated(
+                caps.seccomp,
+                self.seccomp(exec.clone(), SeccompAction::Errno(1)),
+            )
+            .await,
+        );
+        push(
+            "seccomp_kill",
+            self.gated(
+                caps.seccomp,
+                self.seccomp(exec.clone(), SeccompAction::KillProcess),
+            )
+            .await,
+        );
         push("artifacts", self.artifacts(exec.clone()).await);
         let cleanup = match &self.leftovers {
             Some(probe) => self.cleanup(exec, probe, timed_out_id).await,
@@ -331,6 +350,35 @@ print(json.dumps({'create': made, 'root_options': root[-1] if root else ''}))
                     Verdict::Fail(describe(&o))
                 }
             }
+        }
+    }
+
+    /// `mkdir` and `mkdirat` under `action`, everything else allowed: an errno rule makes
+    /// `os.mkdir` fail with that errno (the run stays `ok`), a kill rule ends the run as
+    /// `security_violation`.
+    async fn seccomp(&self, exec: Exec, action: SeccompAction) -> Verdict {
+        let code = "import os\ntry:\n    os.mkdir('/tmp/probe')\n    print('made')\nexcept OSError as e:\n    print(e.errno)\n";
+        let mut req = self.request(code, serde_json::json!({}));
+        req.spec.seccomp = Some(SeccompProfile {
+            name: "conformance".into(),
+            default_action: SeccompAction::Allow,
+            syscalls: vec![SyscallRule {
+                names: vec!["mkdir".into(), "mkdirat".into()],
+                action,
+                args: Vec::new(),
+            }],
+        });
+        match (self.outcome(exec, req).await, action) {
+            (Err(e), _) => Verdict::Fail(e),
+            (Ok(o), SeccompAction::Errno(n))
+                if o.status == Status::Ok && o.stdout == format!("{n}\n").as_bytes() =>
+            {
+                Verdict::Pass
+            }
+            (Ok(o), SeccompAction::KillProcess) if o.status == Status::SecurityViolation => {
+                Verdict::Pass
+            }
+            (Ok(o), _) => Verdict::Fail(describe(&o)),
         }
     }
 

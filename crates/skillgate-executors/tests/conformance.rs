@@ -9,7 +9,7 @@ use skillgate_executors::docker::{DockerExecutor, DockerSettings, image};
 use skillgate_runtime::{Catalog, InstallOptions, Installed, Store};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -111,9 +111,21 @@ fn all_pass(reports: &[Report]) {
 }
 
 /// Docker Engine with runc, then with gVisor (`runsc`, registered by scripts/services).
+/// gVisor passes everything but a seccomp kill rule, which its runsc cannot load: such a
+/// run is refused with an error saying so, never run without the rule.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn docker_engine_passes_the_kit_with_runc_and_gvisor() {
-    all_pass(&engine_kit("docker", &[None, Some("runsc")]).await);
+    let reports = engine_kit("docker", &[None, Some("runsc")]).await;
+    all_pass(&reports[..1]);
+    let gvisor = &reports[1];
+    for check in &gvisor.0 {
+        match (check.name, &check.verdict) {
+            ("seccomp_kill", Verdict::Fail(why)) => {
+                assert!(why.contains("gVisor (runsc) rejects"), "{gvisor}")
+            }
+            (_, verdict) => assert_eq!(verdict, &Verdict::Pass, "{gvisor}"),
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -123,7 +135,11 @@ async fn podman_passes_the_kit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_native_sandbox_passes_the_kit() {
-    let native = skillgate_sandbox::NativeSandbox::new();
+    // With the seccomp compiler `skillgate run` gives it.
+    let native = skillgate_sandbox::NativeSandbox::new().with_seccomp_compiler(Arc::new(|p| {
+        let arch = skillgate_confine::Arch::native().ok_or("no seccomp for this arch")?;
+        skillgate_confine::bpf::compile(p, arch).map_err(|e| e.to_string())
+    }));
     let kit = Kit::new(native.capabilities());
     let report = kit.run(native).await;
     println!("native:\n{report}");

@@ -332,6 +332,14 @@ impl DockerExecutor {
         let seccomp = match &req.spec.seccomp {
             None => None,
             Some(profile) => {
+                if inner.settings.runtime.as_deref() == Some("runsc") && kills(profile) {
+                    return Err(ExecError::HostUnsupported(format!(
+                        "gVisor (runsc) rejects the seccomp action kill_process of profile \
+                         `{}` (\"invalid action: SCMP_ACT_KILL_PROCESS\"); use the engine's \
+                         default runtime, or a profile whose actions are errno",
+                        profile.name
+                    )));
+                }
                 let arch = skillgate_confine::Arch::native().ok_or_else(|| {
                     ExecError::HostUnsupported("no seccomp support for this architecture".into())
                 })?;
@@ -580,6 +588,13 @@ impl DockerExecutor {
             .await
             .map_err(|e| ExecError::Other(format!("collecting artifacts: {e}")))
     }
+}
+
+/// `true` when `profile` kills on some call (gVisor's runsc cannot load that).
+fn kills(profile: &skillgate_core::SeccompProfile) -> bool {
+    use skillgate_core::SeccompAction::KillProcess;
+    profile.default_action == KillProcess
+        || profile.syscalls.iter().any(|r| r.action == KillProcess)
 }
 
 /// Podman's service writes its own failure to read the container's attach socket into

@@ -203,6 +203,7 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
 }
 
 /// The Docker Engine API executor of `[executor] kind = "docker"`.
+#[cfg(feature = "docker")]
 fn docker_executor(
     config: &Config,
 ) -> Result<skillgate_executors::docker::DockerExecutor, AssembleError> {
@@ -222,6 +223,17 @@ fn docker_executor(
         runtime: ex.runtime.clone(),
     };
     skillgate_executors::docker::DockerExecutor::new(settings).map_err(|e| error(e.to_string()))
+}
+
+/// Without the `docker` feature, `kind = "docker"` is an error saying so.
+#[cfg(not(feature = "docker"))]
+fn docker_executor(_: &Config) -> Result<ProcessExecutor, AssembleError> {
+    Err(AssembleError {
+        layer: LayerName::Executor,
+        message:
+            "[executor] kind = \"docker\": this skillgate was built without the `docker` feature"
+                .into(),
+    })
 }
 
 /// The limits a request runs with, as the isolation layer computes them (its maxima only

@@ -489,15 +489,11 @@ impl DockerExecutor {
             )
         })?;
         let code = i32::try_from(code).unwrap_or(i32::MAX);
-        let (exit_code, signal) = if code > 128 && code < 128 + 65 && !timed_out {
-            (None, Some(code - 128))
-        } else if timed_out {
-            (None, Some(9))
-        } else {
-            (Some(code), None)
-        };
-        let oom = !timed_out
-            && (state.oom_killed == Some(true) || (flavour == Flavour::Podman && code == 128 + 9));
+        let Ended {
+            exit_code,
+            signal,
+            oom,
+        } = Ended::of(code, state.oom_killed, timed_out, flavour);
         let mut outcome = skillgate_sandbox::outcome_from(
             ProcessResult {
                 exit_code,
@@ -587,6 +583,39 @@ impl DockerExecutor {
         tokio::task::spawn_blocking(move || collect_archive(&tar[..], names, &scratch, &limits))
             .await
             .map_err(|e| ExecError::Other(format!("collecting artifacts: {e}")))
+    }
+}
+
+/// How a container ended, from its exit code and state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Ended {
+    exit_code: Option<i32>,
+    signal: Option<i32>,
+    /// The memory limit killed it.
+    oom: bool,
+}
+
+impl Ended {
+    /// A code over 128 is a signal (the skill is the container's first process, so the
+    /// engine reports 128 + the signal that ended it; a skill that exits 130 by itself
+    /// reads as SIGINT). At the deadline it is the executor's SIGKILL. Out of memory:
+    /// Docker Engine says so (`OOMKilled`); Podman never does, so there a SIGKILL the
+    /// deadline did not cause is the memory limit's.
+    fn of(code: i32, oom_killed: Option<bool>, timed_out: bool, flavour: Flavour) -> Ended {
+        let (exit_code, signal) = if timed_out {
+            (None, Some(9))
+        } else if code > 128 && code < 128 + 65 {
+            (None, Some(code - 128))
+        } else {
+            (Some(code), None)
+        };
+        let oom = !timed_out
+            && (oom_killed == Some(true) || (flavour == Flavour::Podman && code == 128 + 9));
+        Ended {
+            exit_code,
+            signal,
+            oom,
+        }
     }
 }
 
@@ -722,6 +751,25 @@ mod tests {
         c.push(b"defg");
         assert_eq!(c.kept, b"abcde");
         assert!(c.truncated);
+    }
+
+    #[test]
+    fn out_of_memory_is_docker_engines_flag_or_podmans_bare_137() {
+        let ended = |code, flag, timed_out, f| Ended::of(code, flag, timed_out, f);
+        // Docker Engine says so.
+        assert!(ended(137, Some(true), false, Flavour::Docker).oom);
+        // Docker Engine's 137 without the flag is a plain SIGKILL.
+        let e = ended(137, Some(false), false, Flavour::Docker);
+        assert!(!e.oom);
+        assert_eq!((e.exit_code, e.signal), (None, Some(9)));
+        // Podman never sets the flag: its 137 is the memory limit.
+        assert!(ended(137, Some(false), false, Flavour::Podman).oom);
+        // The deadline's kill is a timeout on both, never out of memory.
+        assert!(!ended(137, Some(false), true, Flavour::Podman).oom);
+        assert!(!ended(137, Some(true), true, Flavour::Docker).oom);
+        // Ordinary exits and other signals.
+        assert_eq!(ended(3, None, false, Flavour::Podman).exit_code, Some(3));
+        assert_eq!(ended(159, None, false, Flavour::Docker).signal, Some(31));
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //! - `json`: JSON on stdin reaches the skill, its JSON on stdout comes back, status ok;
 //! - `exit_code`: `sys.exit(3)` comes back as exit code 3 (still status ok);
 //! - `streams`: stdout and stderr come back separately;
+//! - `output_cap`: stdout past its cap is cut at the cap and flagged, the run ends as
+//!   `resource_exhausted`;
 //! - `timeout`: a skill that forks a busy child and spins itself ends as `timeout`, and
 //!   the run returns (the whole tree is killed);
 //! - `memory`: allocating past the memory limit ends as `resource_exhausted`;
@@ -147,6 +149,11 @@ impl Kit {
         push("json", self.json(exec.clone()).await);
         push("exit_code", self.exit_code(exec.clone()).await);
         push("streams", self.streams(exec.clone()).await);
+        push(
+            "output_cap",
+            self.gated(caps.output_caps, self.output_cap(exec.clone()))
+                .await,
+        );
         let (timeout, timed_out_id) = if caps.wall_timeout {
             self.timeout(exec.clone()).await
         } else {
@@ -247,6 +254,30 @@ impl Kit {
             Err(e) => Verdict::Fail(e),
             Ok(o) if o.stdout == b"to-out" && o.stderr == b"to-err" => Verdict::Pass,
             Ok(o) => Verdict::Fail(describe(&o)),
+        }
+    }
+
+    async fn output_cap(&self, exec: Exec) -> Verdict {
+        let code = "import sys\nsys.stdout.write('x' * 5000)\nsys.stderr.write('e')\n";
+        let mut req = self.request(code, serde_json::json!({}));
+        req.spec.limits.stdout_cap = 1000;
+        match self.outcome(exec, req).await {
+            Err(e) => Verdict::Fail(e),
+            Ok(o)
+                if o.status == Status::ResourceExhausted
+                    && o.stdout_truncated
+                    && o.stdout == vec![b'x'; 1000]
+                    && !o.stderr_truncated
+                    && o.stderr == b"e" =>
+            {
+                Verdict::Pass
+            }
+            Ok(o) => Verdict::Fail(format!(
+                "{} bytes of stdout kept, truncated {}; {}",
+                o.stdout.len(),
+                o.stdout_truncated,
+                describe(&o)
+            )),
         }
     }
 

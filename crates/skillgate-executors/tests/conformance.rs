@@ -37,6 +37,24 @@ impl Drop for Service {
     }
 }
 
+/// One test at a time per service (each stops it when done).
+async fn lock(name: &str) -> tokio::sync::MutexGuard<'static, ()> {
+    static DOCKER: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    static PODMAN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    match name {
+        "docker" => DOCKER.lock().await,
+        _ => PODMAN.lock().await,
+    }
+}
+
+fn socket_of(config: &str) -> String {
+    config
+        .lines()
+        .find_map(|l| l.strip_prefix("socket = "))
+        .map(|s| s.trim_matches('"').to_string())
+        .unwrap_or_else(|| panic!("no socket in the printed config: {config}"))
+}
+
 /// The `python` runtime, installed once into a scratch store, and its OCI archive.
 fn python_runtime() -> &'static (Installed, PathBuf) {
     static RT: OnceLock<(Installed, PathBuf)> = OnceLock::new();
@@ -64,6 +82,7 @@ fn python_runtime() -> &'static (Installed, PathBuf) {
 /// The kit against the engine `name`, with each OCI runtime of `runtimes` (`None`: the
 /// engine's default), one after another on one start of the service.
 async fn engine_kit(name: &'static str, runtimes: &[Option<&str>]) -> Vec<Report> {
+    let _exclusive = lock(name).await;
     let config = services("up", name);
     let _service = Service(name);
     let mut reports = Vec::new();
@@ -74,11 +93,7 @@ async fn engine_kit(name: &'static str, runtimes: &[Option<&str>]) -> Vec<Report
 }
 
 async fn runtime_kit(name: &str, config: &str, runtime: Option<&str>) -> Report {
-    let socket = config
-        .lines()
-        .find_map(|l| l.strip_prefix("socket = "))
-        .map(|s| s.trim_matches('"').to_string())
-        .unwrap_or_else(|| panic!("no socket in the printed config: {config}"));
+    let socket = socket_of(config);
     let (installed, archive) = python_runtime();
     let mut settings = DockerSettings::new(&socket);
     settings.runtime = runtime.map(str::to_owned);
@@ -166,4 +181,70 @@ async fn an_executor_claiming_too_much_fails_the_kit() {
     for check in ["json", "exit_code", "streams", "timeout"] {
         assert_eq!(report.verdict(check), Some(&Verdict::Pass), "{report}");
     }
+}
+
+/// The engine stops in the middle of a run: the run ends with an error naming the
+/// engine's socket, and once the engine is back the executor's next run removes the
+/// container the first one could not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_container_the_stopped_engine_kept_is_removed_when_it_is_back() {
+    use skillgate_core::{Caller, ExecRequest, Language, Skill, Status};
+    use tower::ServiceExt;
+    let _exclusive = lock("docker").await;
+    let socket = socket_of(&services("up", "docker"));
+    let _service = Service("docker");
+    let (installed, archive) = python_runtime();
+    let exec = DockerExecutor::connect(DockerSettings::new(&socket))
+        .await
+        .unwrap();
+    image::load_oci_archive(exec.client(), archive, &image::runtime_image("python"))
+        .await
+        .unwrap();
+    let request = |code: &str| {
+        let skill = Skill::builder("s", Language::Python, code.as_bytes().to_vec())
+            .runtime("python")
+            .build();
+        let mut req = ExecRequest::new(Caller::new("a", "t"), skill, serde_json::json!({}));
+        req.spec.interpreter = Some(installed.interpreter.clone());
+        req.spec.limits.wall_timeout = std::time::Duration::from_secs(120);
+        req.spec.limits.cpu_time = None;
+        req
+    };
+    let long = request("import time\nwhile True: time.sleep(1)\n");
+    let id = long.id.to_string();
+    let run = tokio::spawn(exec.clone().oneshot(long));
+    // Running: its container exists.
+    let mut seen = false;
+    for _ in 0..120 {
+        if !exec
+            .leftovers(std::slice::from_ref(&id))
+            .await
+            .unwrap()
+            .is_empty()
+        {
+            seen = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    assert!(seen, "the run's container never appeared");
+    services("down", "docker");
+    let err = run
+        .await
+        .unwrap()
+        .expect_err("a run whose engine stopped is an error");
+    assert!(err.to_string().contains(&socket), "{err}");
+
+    services("up", "docker");
+    assert!(
+        !exec
+            .leftovers(std::slice::from_ref(&id))
+            .await
+            .unwrap()
+            .is_empty(),
+        "the stopped engine kept the container (else this test shows nothing)"
+    );
+    let next = exec.clone().oneshot(request("print(1)\n")).await.unwrap();
+    assert_eq!(next.status, Status::Ok, "{next:?}");
+    assert_eq!(exec.leftovers(&[id]).await.unwrap(), Vec::<String>::new());
 }

@@ -6,8 +6,9 @@
 //! input to its stdin and half-closes it, reads stdout and stderr demultiplexed (each
 //! kept up to its cap, the rest drained), waits until it exits or the wall-clock deadline
 //! passes (then kills it), reads `/out` through the archive endpoint (see [`archive`]),
-//! and removes the container, on every path: a [`guard`](ContainerGuard) spawns the
-//! removal when the run's future is dropped.
+//! and removes the container, on every path: a guard spawns the removal when the run's
+//! future is dropped, and a container the engine could not remove (it was down) is
+//! removed before the executor's next run.
 //!
 //! The engine's flavour is asked for through the version endpoint, and its differences
 //! handled:
@@ -132,6 +133,8 @@ struct Inner {
     settings: DockerSettings,
     /// Asked of the engine on first use.
     flavour: tokio::sync::OnceCell<Flavour>,
+    /// Containers whose removal failed, removed again before the next run.
+    pending: guard::Pending,
 }
 
 /// Connects to the engine at `socket` (no call is made yet).
@@ -168,6 +171,7 @@ impl DockerExecutor {
                 docker,
                 settings,
                 flavour: tokio::sync::OnceCell::new(),
+                pending: guard::Pending::default(),
             }),
         })
     }
@@ -319,6 +323,8 @@ impl DockerExecutor {
     async fn run(&self, req: ExecRequest) -> Result<ExecOutcome, ExecError> {
         let flavour = self.engine_flavour().await?;
         let inner = &self.inner;
+        // An engine that was down when an earlier run ended is back: remove what it kept.
+        guard::retry_pending(&inner.docker, &inner.pending).await;
         let socket = &inner.settings.socket;
         let docker = &inner.docker;
         let dir = WorkDir::prepare(&req.skill)?;
@@ -380,7 +386,7 @@ impl DockerExecutor {
         )
         .await
         .map_err(|e| missing_image(e, &image, socket))?;
-        let guard = ContainerGuard::new(docker.clone(), created.id);
+        let guard = ContainerGuard::new(docker.clone(), created.id, inner.pending.clone());
         let result = self.run_container(&req, &guard, &dir, flavour).await;
         let removed = call(socket, "removing the container", guard.remove()).await;
         let outcome = result?;

@@ -66,7 +66,8 @@ fn clamp(v: u64) -> i64 {
 
 /// The create request of the run's container: network none; the memory (no swap), pids
 /// and CPU-time limits; read-only root; tmpfs `/work` and `/tmp` of the work directory's
-/// size; `/out` an anonymous volume; the spec's uid and gid; every capability dropped;
+/// size; `/out` an anonymous volume; the skill's code and the spec's extra read-only paths
+/// bound read-only; the spec's uid and gid; every capability dropped;
 /// no-new-privileges; the seccomp profile; the file-size, open-files and `nproc`
 /// ulimits; stdin open once, no tty.
 pub fn container_body(spec: &SandboxSpec, plan: &ContainerPlan<'_>) -> ContainerCreateBody {
@@ -110,7 +111,15 @@ pub fn container_body(spec: &SandboxSpec, plan: &ContainerPlan<'_>) -> Container
         cap_drop: Some(vec!["ALL".into()]),
         security_opt: Some(security_opt),
         tmpfs: Some(tmpfs),
-        binds: Some(vec![format!("{}:{SKILL_DIR}:ro", plan.skill_dir)]),
+        binds: Some(
+            std::iter::once(format!("{}:{SKILL_DIR}:ro", plan.skill_dir))
+                .chain(
+                    spec.read_only_paths
+                        .iter()
+                        .map(|p| format!("{0}:{0}:ro", p.display())),
+                )
+                .collect(),
+        ),
         mounts: Some(vec![Mount {
             target: Some(OUT_DIR.into()),
             typ: Some(MountType::VOLUME),
@@ -168,6 +177,7 @@ mod tests {
         spec.uid = 1234;
         spec.gid = 1235;
         spec.env.insert("HOME".into(), "/elsewhere".into());
+        spec.read_only_paths.push("/opt/data".into());
         let body = container_body(&spec, &plan(Some(SeccompOpt::Inline("{}".into()))));
         let host = body.host_config.as_ref().unwrap();
         assert_eq!(host.network_mode.as_deref(), Some("none"));
@@ -195,7 +205,10 @@ mod tests {
         assert!(env.contains(&"HOME=/work".to_string()), "{env:?}");
         assert!(!env.iter().any(|e| e == "HOME=/elsewhere"));
         assert!(env.contains(&"SKILLGATE_OUTPUT_DIR=/out".to_string()));
-        assert_eq!(host.binds.as_ref().unwrap()[0], "/tmp/run/work:/skill:ro");
+        assert_eq!(
+            host.binds.as_deref().unwrap(),
+            ["/tmp/run/work:/skill:ro", "/opt/data:/opt/data:ro"]
+        );
         assert!(host.tmpfs.as_ref().unwrap()["/work"].contains("size=67108864"));
     }
 

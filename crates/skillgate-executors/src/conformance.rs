@@ -13,6 +13,7 @@
 //! - `timeout`: a skill that forks a busy child and spins itself ends as `timeout`, and
 //!   the run returns (the whole tree is killed);
 //! - `memory`: allocating past the memory limit ends as `resource_exhausted`;
+//! - `pids`: forks past the process limit are refused;
 //! - `network_none`: inside, no interface but loopback (asked of the kernel) and no
 //!   route (from `/proc/net` where visible), never by connecting out;
 //! - `read_only_root`: creating a file in `/etc` fails, and `/` is mounted read-only;
@@ -164,6 +165,7 @@ impl Kit {
             "memory",
             self.gated(caps.memory, self.memory(exec.clone())).await,
         );
+        push("pids", self.gated(caps.pids, self.pids(exec.clone())).await);
         push(
             "network_none",
             self.gated(caps.network_none, self.network(exec.clone()))
@@ -305,6 +307,41 @@ impl Kit {
             Err(e) => Verdict::Fail(e),
             Ok(o) if o.status == Status::ResourceExhausted => Verdict::Pass,
             Ok(o) => Verdict::Fail(describe(&o)),
+        }
+    }
+
+    async fn pids(&self, exec: Exec) -> Verdict {
+        // Forty sleeping children under a limit of sixteen: the forks past the limit are
+        // refused (the children are killed and reaped before the skill exits).
+        let code = r#"import os, signal, time
+kids = []
+for _ in range(40):
+    try:
+        pid = os.fork()
+    except OSError:
+        break
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    kids.append(pid)
+for pid in kids:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+print(len(kids))
+"#;
+        let mut req = self.request(code, serde_json::json!({}));
+        req.spec.limits.pids = 16;
+        match self.outcome(exec, req).await {
+            Err(e) => Verdict::Fail(e),
+            Ok(o) => {
+                let started: Option<u32> = std::str::from_utf8(&o.stdout)
+                    .ok()
+                    .and_then(|t| t.trim().parse().ok());
+                match started {
+                    Some(n) if n < 16 => Verdict::Pass,
+                    _ => Verdict::Fail(describe(&o)),
+                }
+            }
         }
     }
 

@@ -126,8 +126,9 @@ fn all_pass(reports: &[Report]) {
 }
 
 /// Docker Engine with runc, then with gVisor (`runsc`, registered by scripts/services).
-/// gVisor passes everything but a seccomp kill rule, which its runsc cannot load: such a
-/// run is refused with an error saying so, never run without the rule.
+/// gVisor passes everything but a seccomp kill rule, which its runsc cannot load, and a
+/// small pids limit, under which its own sandbox cannot start: such runs are errors,
+/// never runs without the rule or the limit.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn docker_engine_passes_the_kit_with_runc_and_gvisor() {
     let reports = engine_kit("docker", &[None, Some("runsc")]).await;
@@ -137,6 +138,11 @@ async fn docker_engine_passes_the_kit_with_runc_and_gvisor() {
         match (check.name, &check.verdict) {
             ("seccomp_kill", Verdict::Fail(why)) => {
                 assert!(why.contains("gVisor (runsc) rejects"), "{gvisor}")
+            }
+            // The sandbox's own threads count against the pids limit: under a small one
+            // it cannot start, and the run is an error (never a run without the limit).
+            ("pids", Verdict::Fail(why)) => {
+                assert!(why.starts_with("the executor failed"), "{gvisor}")
             }
             (_, verdict) => assert_eq!(verdict, &Verdict::Pass, "{gvisor}"),
         }
@@ -172,7 +178,7 @@ async fn an_executor_claiming_too_much_fails_the_kit() {
         .await;
     println!("process claiming native:\n{report}");
     assert!(!report.passed());
-    for check in ["network_none", "read_only_root", "uid", "memory"] {
+    for check in ["network_none", "read_only_root", "uid", "memory", "pids"] {
         assert!(
             matches!(report.verdict(check), Some(Verdict::Fail(_))),
             "{check} should fail: {report}"

@@ -138,6 +138,20 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
         IsolationLayer::new(config.limits, config.isolation.clone(), caps)
             .with_runtimes(runtimes.clone())
     };
+    let ex = &config.executor;
+    if ex.kind != ExecutorKind::Docker {
+        let set = [
+            ("socket", ex.socket.is_some()),
+            ("image", ex.image.is_some()),
+            ("runtime", ex.runtime.is_some()),
+        ];
+        if let Some((key, _)) = set.iter().find(|(_, on)| *on) {
+            return Err(AssembleError {
+                layer: LayerName::Executor,
+                message: format!("[executor] `{key}` applies to kind = \"docker\" only"),
+            });
+        }
+    }
     let service = match config.executor.kind {
         ExecutorKind::Native => {
             let executor = native_sandbox(config);
@@ -171,12 +185,54 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
             }
             builder.build(executor)
         }
+        ExecutorKind::Docker => {
+            let executor = docker_executor(config)?;
+            if enabled(LayerName::Isolation) {
+                builder =
+                    builder.layer_at(LayerName::Isolation, isolation(executor.capabilities()));
+            }
+            builder.build(executor)
+        }
     };
     Ok(Assembled {
         service,
         notices,
         quarantine,
         policy: gate,
+    })
+}
+
+/// The Docker Engine API executor of `[executor] kind = "docker"`.
+#[cfg(feature = "docker")]
+fn docker_executor(
+    config: &Config,
+) -> Result<skillgate_executors::docker::DockerExecutor, AssembleError> {
+    let ex = &config.executor;
+    let error = |message: String| AssembleError {
+        layer: LayerName::Executor,
+        message,
+    };
+    let socket = ex.socket.clone().ok_or_else(|| {
+        error(
+            "[executor] kind = \"docker\" needs `socket`, the engine's unix socket (`scripts/services up docker` prints one)".into(),
+        )
+    })?;
+    let settings = skillgate_executors::docker::DockerSettings {
+        socket,
+        image: ex.image.clone(),
+        runtime: ex.runtime.clone(),
+    };
+    skillgate_executors::docker::DockerExecutor::new(settings).map_err(|e| error(e.to_string()))
+}
+
+/// Without the `docker` feature, `kind = "docker"` is an error saying so.
+#[cfg(not(feature = "docker"))]
+fn docker_executor(_: &Config) -> Result<ProcessExecutor, AssembleError> {
+    Err(AssembleError {
+        layer: LayerName::Executor,
+        message:
+            "[executor] kind = \"docker\": this skillgate was built without the `docker` feature"
+                .into(),
     })
 }
 

@@ -98,6 +98,15 @@ impl Default for SecretsConfig {
 pub struct ExecutorConfig {
     /// The executor kind.
     pub kind: ExecutorKind,
+    /// `docker`: the engine's unix socket (Docker Engine or Podman's compatible service;
+    /// the executor tells them apart through the version endpoint).
+    pub socket: Option<PathBuf>,
+    /// `docker`: the image of skills that name no runtime (a runtime's skills use that
+    /// runtime's image, loaded from `skillgate runtime export`).
+    pub image: Option<String>,
+    /// `docker`: the engine's OCI runtime for the containers (`runsc` for gVisor), when
+    /// not its default. Docker Engine only.
+    pub runtime: Option<String>,
 }
 
 /// The executors `skillgate run` can assemble.
@@ -111,6 +120,9 @@ pub enum ExecutorKind {
     /// enforce memory, pids, user or network limits, so the isolation layer refuses every
     /// run on it unless that layer is disabled.
     Process,
+    /// One container per run through the Docker Engine API (Docker Engine or Podman),
+    /// at `socket`.
+    Docker,
 }
 
 /// Interpreter overrides: a path or a command name looked up in `PATH`.

@@ -1,0 +1,156 @@
+//! The runtime's image in the engine: `skillgate runtime export NAME --format oci-archive`
+//! writes it; [`load_oci_archive`] puts it into Docker Engine or Podman.
+//!
+//! Docker Engine 20.10's `/images/load` takes only its own `docker save` format, not an
+//! OCI image layout, so the archive's single layer is imported through `/images/create`
+//! (`fromSrc`), which both engines take, with the image's user and working directory
+//! set again. Nothing is pulled from a registry.
+use bollard::Docker;
+use bollard::query_parameters::CreateImageOptions;
+use futures_util::StreamExt;
+use skillgate_core::{ExecError, RuntimeInterpreter};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// The image of the runtime `name`, as [`load_oci_archive`] names it.
+pub fn runtime_image(name: &str) -> String {
+    format!("skillgate-runtime-{name}:latest")
+}
+
+/// The interpreter of `runtime` inside its image: the runtime's tree is at `/runtime`
+/// there, the base interpreter at its host path (see `skillgate-runtime`'s export).
+pub fn program_in_image(runtime: &RuntimeInterpreter) -> String {
+    let program = match &runtime.tree {
+        Some(tree) => Path::new("/runtime").join(
+            runtime
+                .program
+                .strip_prefix(tree)
+                .unwrap_or(Path::new("bin/python3")),
+        ),
+        None => runtime.program.clone(),
+    };
+    program.display().to_string()
+}
+
+fn bad(archive: &Path, what: impl std::fmt::Display) -> ExecError {
+    ExecError::Other(format!("OCI archive {}: {what}", archive.display()))
+}
+
+/// Reads one blob (`sha256:…`) of the OCI layout in `archive` into memory.
+fn blob(archive: &Path, name: &str) -> Result<Vec<u8>, ExecError> {
+    let file = std::fs::File::open(archive).map_err(|e| bad(archive, e))?;
+    let mut tar = tar::Archive::new(file);
+    for entry in tar.entries().map_err(|e| bad(archive, e))? {
+        let mut entry = entry.map_err(|e| bad(archive, e))?;
+        let path = entry.path().map_err(|e| bad(archive, e))?.into_owned();
+        if path == Path::new(name) || path == Path::new(".").join(name) {
+            let mut out = Vec::new();
+            entry.read_to_end(&mut out).map_err(|e| bad(archive, e))?;
+            return Ok(out);
+        }
+    }
+    Err(bad(archive, format!("no `{name}` in it")))
+}
+
+fn blob_path(digest: &str) -> Option<String> {
+    let hex = digest.strip_prefix("sha256:")?;
+    hex.bytes()
+        .all(|b| b.is_ascii_hexdigit())
+        .then(|| format!("blobs/sha256/{hex}"))
+}
+
+/// The path in `archive` of the image's single layer.
+fn layer_of(archive: &Path) -> Result<String, ExecError> {
+    let json = |bytes: Vec<u8>| -> Result<serde_json::Value, ExecError> {
+        serde_json::from_slice(&bytes).map_err(|e| bad(archive, e))
+    };
+    let index = json(blob(archive, "index.json")?)?;
+    let manifest = index["manifests"][0]["digest"]
+        .as_str()
+        .and_then(blob_path)
+        .ok_or_else(|| bad(archive, "index.json names no manifest"))?;
+    let manifest = json(blob(archive, &manifest)?)?;
+    let layers = manifest["layers"].as_array().cloned().unwrap_or_default();
+    match &layers[..] {
+        [layer] => layer["digest"]
+            .as_str()
+            .and_then(blob_path)
+            .ok_or_else(|| bad(archive, "the layer has no sha256 digest")),
+        _ => Err(bad(
+            archive,
+            format!(
+                "expected one layer (as `skillgate runtime export` writes), found {}",
+                layers.len()
+            ),
+        )),
+    }
+}
+
+/// Imports the OCI archive `archive` (from `skillgate runtime export`) into the engine as
+/// `image` (`name:tag`), user 1000:1000, working directory `/work`.
+pub async fn load_oci_archive(
+    docker: &Docker,
+    archive: &Path,
+    image: &str,
+) -> Result<(), ExecError> {
+    let (repo, tag) = image.rsplit_once(':').unwrap_or((image, "latest"));
+    let archive_owned: PathBuf = archive.to_owned();
+    let layer = tokio::task::spawn_blocking(move || {
+        let layer = layer_of(&archive_owned)?;
+        blob(&archive_owned, &layer)
+    })
+    .await
+    .map_err(|e| ExecError::Other(format!("reading {}: {e}", archive.display())))??;
+    let opts = CreateImageOptions {
+        from_src: Some("-".into()),
+        repo: Some(repo.into()),
+        tag: Some(tag.into()),
+        changes: vec!["USER 1000:1000".into(), "WORKDIR /work".into()],
+        ..Default::default()
+    };
+    let mut progress = docker.create_image(
+        Some(opts),
+        Some(bollard::body_full(bytes::Bytes::from(layer))),
+        None,
+    );
+    while let Some(step) = progress.next().await {
+        let step = step.map_err(|e| ExecError::Other(format!("importing {image}: {e}")))?;
+        if let Some(err) = step.error_detail.and_then(|d| d.message) {
+            return Err(ExecError::Other(format!("importing {image}: {err}")));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_runtimes_program_is_found_in_its_image() {
+        let r = RuntimeInterpreter {
+            runtime: "python".into(),
+            program: "/var/lib/rt/python-abc/bin/python3".into(),
+            prefix: "/usr".into(),
+            tree: Some("/var/lib/rt/python-abc".into()),
+        };
+        assert_eq!(program_in_image(&r), "/runtime/bin/python3");
+        let node = RuntimeInterpreter {
+            runtime: "node".into(),
+            program: "/usr/bin/node".into(),
+            prefix: "/usr".into(),
+            tree: None,
+        };
+        assert_eq!(program_in_image(&node), "/usr/bin/node");
+    }
+
+    #[test]
+    fn only_sha256_digests_name_blobs() {
+        assert_eq!(
+            blob_path("sha256:ab12").as_deref(),
+            Some("blobs/sha256/ab12")
+        );
+        assert_eq!(blob_path("sha256:../../etc"), None);
+        assert_eq!(blob_path("md5:ab"), None);
+    }
+}

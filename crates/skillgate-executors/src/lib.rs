@@ -1,0 +1,18 @@
+//! Executors of skillgate for the services users already run, and the conformance kit
+//! every executor passes.
+//!
+//! One cargo feature per backend, so a user compiles only what they use:
+//! - `docker`: [`docker::DockerExecutor`], one container per run through the Docker Engine
+//!   API (Docker Engine itself, or Podman's compatible service; the flavour is detected
+//!   through the version endpoint and its quirks handled);
+//! - `conformance`: [`conformance`], a test suite that checks any executor against the
+//!   executor contract (JSON in and out, exit codes, separate streams, timeouts, limits,
+//!   containment, artifacts, cleanup).
+//!
+//! Other backends (an OCI runtime without a daemon, a Jupyter kernel gateway) go next to
+//! `docker` as their own modules and features.
+
+#[cfg(feature = "conformance")]
+pub mod conformance;
+#[cfg(feature = "docker")]
+pub mod docker;

@@ -103,6 +103,26 @@ async fn runtime_kit(name: &str, config: &str, runtime: Option<&str>) -> Report 
     image::load_oci_archive(exec.client(), archive, &image::runtime_image("python"))
         .await
         .expect("loading the runtime image");
+    // Loading the same archive again keeps the image (no pile of re-imports).
+    let id = |docker: &bollard::Docker| {
+        let docker = docker.clone();
+        async move {
+            docker
+                .inspect_image(&image::runtime_image("python"))
+                .await
+                .unwrap()
+                .id
+        }
+    };
+    let first = id(exec.client()).await;
+    image::load_oci_archive(exec.client(), archive, &image::runtime_image("python"))
+        .await
+        .expect("loading the runtime image again");
+    assert_eq!(
+        id(exec.client()).await,
+        first,
+        "the same layer was imported twice"
+    );
     let mut kit = Kit::new(exec.capabilities());
     kit.spec.interpreter = Some(installed.interpreter.clone());
     kit.runtime = Some("python".into());

@@ -3,8 +3,8 @@
 //!
 //! Docker Engine 20.10's `/images/load` takes only its own `docker save` format, not an
 //! OCI image layout, so the archive's single layer is imported through `/images/create`
-//! (`fromSrc`), which both engines take, with the image's user and working directory
-//! set again. Nothing is pulled from a registry.
+//! (`fromSrc`), which both engines take (the image's user and working directory are not
+//! carried over; every container sets its own). Nothing is pulled from a registry.
 use bollard::Docker;
 use bollard::query_parameters::CreateImageOptions;
 use futures_util::StreamExt;
@@ -86,8 +86,13 @@ fn layer_of(archive: &Path) -> Result<String, ExecError> {
     }
 }
 
+/// The label naming the layer an image was imported from.
+pub const LAYER_LABEL: &str = "io.skillgate.layer";
+
 /// Imports the OCI archive `archive` (from `skillgate runtime export`) into the engine as
-/// `image` (`name:tag`), user 1000:1000, working directory `/work`.
+/// `image` (`name:tag`), labelled with its layer's digest ([`LAYER_LABEL`]). When `image` already holds that layer nothing is
+/// imported; when it held another, that older image is removed (if no container uses it),
+/// so loading again does not pile up images.
 pub async fn load_oci_archive(
     docker: &Docker,
     archive: &Path,
@@ -95,17 +100,30 @@ pub async fn load_oci_archive(
 ) -> Result<(), ExecError> {
     let (repo, tag) = image.rsplit_once(':').unwrap_or((image, "latest"));
     let archive_owned: PathBuf = archive.to_owned();
-    let layer = tokio::task::spawn_blocking(move || {
-        let layer = layer_of(&archive_owned)?;
-        blob(&archive_owned, &layer)
-    })
-    .await
-    .map_err(|e| ExecError::Other(format!("reading {}: {e}", archive.display())))??;
+    let layer_path = tokio::task::spawn_blocking(move || layer_of(&archive_owned))
+        .await
+        .map_err(|e| ExecError::Other(format!("reading {}: {e}", archive.display())))??;
+    let digest = layer_path.trim_start_matches("blobs/sha256/").to_string();
+    let previous = docker.inspect_image(image).await.ok();
+    let held = previous
+        .as_ref()
+        .and_then(|i| i.config.as_ref())
+        .and_then(|c| c.labels.as_ref())
+        .and_then(|l| l.get(LAYER_LABEL));
+    if held == Some(&digest) {
+        return Ok(());
+    }
+    let archive_owned: PathBuf = archive.to_owned();
+    let layer = tokio::task::spawn_blocking(move || blob(&archive_owned, &layer_path))
+        .await
+        .map_err(|e| ExecError::Other(format!("reading {}: {e}", archive.display())))??;
     let opts = CreateImageOptions {
         from_src: Some("-".into()),
         repo: Some(repo.into()),
         tag: Some(tag.into()),
-        changes: vec!["USER 1000:1000".into(), "WORKDIR /work".into()],
+        // One change only: Podman's compatible import reads several as one line (the
+        // user, working directory and the rest are set per container anyway).
+        changes: vec![format!("LABEL {LAYER_LABEL}={digest}")],
         ..Default::default()
     };
     let mut progress = docker.create_image(
@@ -118,6 +136,16 @@ pub async fn load_oci_archive(
         if let Some(err) = step.error_detail.and_then(|d| d.message) {
             return Err(ExecError::Other(format!("importing {image}: {err}")));
         }
+    }
+    if let Some(old) = previous.and_then(|i| i.id) {
+        // Untagged now; in use by a container, it stays (and is not an error).
+        let _ = docker
+            .remove_image(
+                &old,
+                None::<bollard::query_parameters::RemoveImageOptions>,
+                None,
+            )
+            .await;
     }
     Ok(())
 }

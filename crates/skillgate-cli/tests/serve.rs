@@ -455,6 +455,25 @@ fn roles_claims_and_bad_input_get_4xx_json_errors() {
     assert_eq!(status, 200, "{report}");
     assert_eq!(report["status"], "ok", "{report}");
 
+    // A key whose builder the entities file puts in another tenant is refused when made.
+    let out = Command::new(bin())
+        .args([
+            "keys",
+            "create",
+            "--builder",
+            "builder-alice",
+            "--tenant",
+            "globex",
+            "--config",
+        ])
+        .arg(&config)
+        .arg("--state-dir")
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("belongs to tenant `acme`"));
+
     // A revoked key is refused.
     let listed = Command::new(bin())
         .args(["keys", "list", "--config"])

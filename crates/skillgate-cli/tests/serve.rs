@@ -315,6 +315,32 @@ fn roles_claims_and_bad_input_get_4xx_json_errors() {
     );
     assert_eq!(status, 403, "{e}");
 
+    // A skill the pre-scan blocks is kept, as blocked, and never runs.
+    let bad = tmp.path().join("shell-out");
+    std::fs::create_dir_all(bad.join("scripts")).unwrap();
+    std::fs::write(
+        bad.join("SKILL.md"),
+        "---\nname: shell-out\ndescription: Runs a shell. Use never.\nmetadata:\n  skillgate.language: python\n  skillgate.entry: scripts/main.py\n  skillgate.visibility: public\n---\n",
+    )
+    .unwrap();
+    std::fs::write(bad.join("scripts/main.py"), "import os\nos.system('id')\n").unwrap();
+    let (status, v) = server.publish(&builder, &tgz(&bad));
+    assert_eq!((status, v["verdict"].as_str()), (201, Some("block")), "{v}");
+    assert!(!v["findings"].as_array().unwrap().is_empty(), "{v}");
+    let (status, e) = server.json(
+        "POST",
+        "/v1/skills/shell-out/runs",
+        Some(&analyst),
+        serde_json::json!({}),
+    );
+    assert_eq!(status, 403, "{e}");
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains("blocked"),
+        "{e}"
+    );
+    let (_, listed) = server.get("/v1/skills", Some(&analyst));
+    assert_eq!(names(&listed), ["hello"]);
+
     // A SKILL.md claiming another owner is refused, naming the field.
     let other = tgz(&js_skill(
         tmp.path(),
@@ -455,6 +481,25 @@ fn roles_claims_and_bad_input_get_4xx_json_errors() {
     assert_eq!(status, 200, "{report}");
     assert_eq!(report["status"], "ok", "{report}");
 
+    // A key whose builder the entities file puts in another tenant is refused when made.
+    let out = Command::new(bin())
+        .args([
+            "keys",
+            "create",
+            "--builder",
+            "builder-alice",
+            "--tenant",
+            "globex",
+            "--config",
+        ])
+        .arg(&config)
+        .arg("--state-dir")
+        .arg(&state)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("belongs to tenant `acme`"));
+
     // A revoked key is refused.
     let listed = Command::new(bin())
         .args(["keys", "list", "--config"])
@@ -520,8 +565,12 @@ async def main(url, key):
     out["blocked"] = [blocked.status, blocked.is_err()]
     unknown = await c.execute(p.Executor().set_language("cobol").add_file(p.File(content="x")))
     out["unknown"] = [unknown.status, unknown.is_err()]
-    print(json.dumps(out))
+    print(json.dumps(out), flush=True)
 asyncio.run(main(sys.argv[1], sys.argv[2]))
+# piston-rspy's runtime threads can crash the interpreter's finalization (a GIL state
+# error after the work is done): leave without it.
+import os
+os._exit(0)
 "#;
 
 #[test]

@@ -294,6 +294,15 @@ impl Policy {
         crate::request::tenant_of(self.entities.get(&uid)?).map(|t| t.id().unescaped().to_string())
     }
 
+    /// The tenant the entities file gives builder `builder_id`, if it declares the builder.
+    pub fn builder_tenant(&self, builder_id: &str) -> Option<String> {
+        let uid = cedar_policy::EntityUid::from_type_name_and_id(
+            "Builder".parse().ok()?,
+            cedar_policy::EntityId::new(builder_id),
+        );
+        crate::request::tenant_of(self.entities.get(&uid)?).map(|t| t.id().unescaped().to_string())
+    }
+
     /// Every policy id (static policies, templates and grant links) with the file it comes
     /// from, sorted by id.
     pub fn policy_ids(&self) -> Vec<(String, String)> {

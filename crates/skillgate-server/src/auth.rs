@@ -28,11 +28,8 @@ pub async fn require_key(
             let st = state.clone();
             tokio::task::spawn_blocking(move || {
                 let engine = st.engine();
-                keys::authenticate(st.store().as_ref(), &key, |agent, tenant| {
-                    engine
-                        .tenant_of(agent, Some(tenant))
-                        .map(|_| tenant.to_string())
-                        .map_err(|e| e.to_string())
+                keys::authenticate(st.store().as_ref(), &key, |role, who, tenant| {
+                    keys::check_tenant(engine.policy().map(|p| &**p), role, who, tenant)
                 })
             })
             .await

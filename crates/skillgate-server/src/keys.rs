@@ -113,12 +113,39 @@ pub fn bearer(header: Option<&[u8]>) -> Result<&str, AuthFailure> {
     Ok(key)
 }
 
-/// The principal a key speaks for, or why not. `tenant_of` checks an agent key's tenant
-/// against the entities (it returns the entities' verdict, as `Engine::tenant_of` does).
+/// Checks a key's tenant against the entities: an agent or builder they declare must be
+/// of the key's tenant (an undeclared one has no rights anyway: the policy gate denies
+/// it). `policy` is the engine's gate.
+pub fn check_tenant(
+    policy: Option<&skillgate_policy::Policy>,
+    role: Role,
+    principal: &str,
+    tenant: &str,
+) -> Result<(), String> {
+    let known = match role {
+        Role::Agent => {
+            return skillgate::engine::tenant_of(policy, principal, Some(tenant))
+                .map(drop)
+                .map_err(|e| e.to_string());
+        }
+        Role::Builder => policy.and_then(|p| p.builder_tenant(principal)),
+        Role::Operator => None,
+    };
+    match known {
+        Some(known) if known != tenant => Err(format!(
+            "{} `{principal}` belongs to tenant `{known}` in the entities file, not to `{tenant}`",
+            role.as_str()
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The principal a key speaks for, or why not. `tenant_of` checks the key's tenant
+/// against the entities (see [`check_tenant`]).
 pub fn authenticate(
     store: &dyn Store,
     key: &str,
-    tenant_of: impl FnOnce(&str, &str) -> Result<String, String>,
+    tenant_of: impl FnOnce(Role, &str, &str) -> Result<(), String>,
 ) -> Result<Principal, AuthFailure> {
     let record = store
         .key_by_hash(&hash(key))
@@ -127,10 +154,8 @@ pub fn authenticate(
     if record.revoked_ms.is_some() {
         return Err(AuthFailure::Revoked(record.id));
     }
-    if record.role == Role::Agent {
-        tenant_of(&record.principal, &record.tenant)
-            .map_err(|e| AuthFailure::TenantMismatch(record.id.clone(), e))?;
-    }
+    tenant_of(record.role, &record.principal, &record.tenant)
+        .map_err(|e| AuthFailure::TenantMismatch(record.id.clone(), e))?;
     Ok(Principal {
         caller: Caller::new(&record.principal, &record.tenant).with_groups(record.groups.clone()),
         role: record.role,
@@ -143,8 +168,8 @@ mod tests {
     use super::*;
     use skillgate_store::SqliteStore;
 
-    fn any_tenant(_: &str, _: &str) -> Result<String, String> {
-        Ok("acme".into())
+    fn any_tenant(_: Role, _: &str, _: &str) -> Result<(), String> {
+        Ok(())
     }
 
     #[test]
@@ -171,8 +196,27 @@ mod tests {
     fn an_agent_key_whose_tenant_the_entities_contradict_is_refused() {
         let store = SqliteStore::open_in_memory().unwrap();
         let k = create(&store, Role::Agent, "a1", "globex", vec![], 1).unwrap();
-        let err = authenticate(&store, &k.secret, |_, _| Err("belongs to acme".into()));
+        let err = authenticate(&store, &k.secret, |_, _, _| Err("belongs to acme".into()));
         assert_eq!(err.unwrap_err().reason(), "tenant_mismatch");
+    }
+
+    #[test]
+    fn a_builder_key_of_another_tenant_than_its_builders_is_refused() {
+        let entities = r#"[
+          {"uid": {"type": "Tenant", "id": "acme"}, "attrs": {}, "parents": []},
+          {"uid": {"type": "Builder", "id": "alice"},
+           "attrs": {"tenant": {"__entity": {"type": "Tenant", "id": "acme"}}}, "parents": []}
+        ]"#;
+        let policy = skillgate_policy::Policy::builtin()
+            .unwrap()
+            .with_entities_json("inline", entities)
+            .unwrap();
+        let p = Some(&policy);
+        assert!(check_tenant(p, Role::Builder, "alice", "acme").is_ok());
+        let err = check_tenant(p, Role::Builder, "alice", "globex").unwrap_err();
+        assert!(err.contains("tenant `acme`"), "{err}");
+        // Undeclared: no rights anyway, the gate denies it.
+        assert!(check_tenant(p, Role::Builder, "bob", "globex").is_ok());
     }
 
     #[test]

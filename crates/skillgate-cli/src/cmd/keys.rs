@@ -76,11 +76,9 @@ pub(crate) fn run(args: KeysArgs) -> Result<ExitCode, UsageError> {
                     ));
                 }
             };
-            if role == Role::Agent {
-                let policy = skillgate_policy::Policy::load(&config.policy)?;
-                skillgate::engine::tenant_of(Some(&policy), &principal, Some(&tenant))
-                    .map_err(|e| UsageError(format!("{e} (--tenant)")))?;
-            }
+            let policy = skillgate_policy::Policy::load(&config.policy)?;
+            skillgate_server::keys::check_tenant(Some(&policy), role, &principal, &tenant)
+                .map_err(|e| UsageError(format!("{e} (--tenant)")))?;
             let key =
                 skillgate_server::keys::create(&store, role, &principal, &tenant, groups, now)?;
             println!(

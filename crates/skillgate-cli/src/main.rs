@@ -39,6 +39,8 @@ enum Command {
     /// Create a skill folder, or check one without running it.
     #[command(subcommand)]
     Skill(cmd::skill::SkillCommand),
+    /// Serve the skills an agent may run as MCP tools over stdio; each call is a pipeline run.
+    Mcp(cmd::mcp::McpArgs),
 }
 
 /// `skillgate scan ...`.
@@ -72,6 +74,7 @@ fn main() -> ExitCode {
         Command::Scan(ScanCommand::Code(args)) => cmd::scan_code::run(args),
         Command::Rules(c) => cmd::rules::run(c),
         Command::Skill(c) => cmd::skill::run(c),
+        Command::Mcp(args) => cmd::mcp::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 pub(crate) mod emit;
+pub(crate) mod mcp;
 pub(crate) mod monitor;
 pub(crate) mod policy;
 pub(crate) mod rules;

@@ -1,0 +1,228 @@
+//! `skillgate mcp` with a real client over stdio: the official Python SDK (`mcp` on PyPI,
+//! `scripts/mcp-test-client`). Every layer on, the example config, the native
+//! sandbox; the chart skill on its `python-data` runtime.
+mod common;
+use base64::Engine as _;
+use serde_json::{Value, json};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The skills folder: the test skills of skillgate-mcp and the corpus's bar chart.
+fn skills() -> PathBuf {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = common::repo();
+        let from = [
+            repo.join("crates/skillgate-mcp/tests/skills/echo-acme"),
+            repo.join("crates/skillgate-mcp/tests/skills/echo-globex"),
+            repo.join("corpora/skills/chart-bar-artifact"),
+        ];
+        for src in from {
+            copy_dir(&src, &dir.path().join(src.file_name().unwrap()));
+        }
+        dir
+    });
+    dir.path().to_path_buf()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let dest = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_dir(&path, &dest);
+        } else {
+            std::fs::copy(&path, &dest).unwrap();
+        }
+    }
+}
+
+/// The example config (runtimes in this target directory, `python-data` installed) and a
+/// catalogue recording every test skill as its SKILL.md says.
+fn config() -> (PathBuf, PathBuf) {
+    static ONCE: std::sync::OnceLock<(PathBuf, PathBuf)> = std::sync::OnceLock::new();
+    ONCE.get_or_init(|| {
+        let config = common::config_with_runtimes("mcp");
+        common::install_runtime(&config, "python-data");
+        let records: Vec<Value> = std::fs::read_dir(skills())
+            .unwrap()
+            .map(|e| {
+                let s = skillgate::skill_dir::load(&e.unwrap().path()).unwrap();
+                json!({"name": s.name, "digest": s.digest, "tenant": s.tenant,
+                       "owner": s.owner, "visibility": "public"})
+            })
+            .collect();
+        let catalogue = config.parent().unwrap().join("mcp-catalogue.json");
+        std::fs::write(&catalogue, serde_json::to_string(&records).unwrap()).unwrap();
+        (config, catalogue)
+    })
+    .clone()
+}
+
+/// `skillgate mcp` for `agent`, as arguments after the binary.
+fn server_args(agent: &str) -> Vec<String> {
+    let (config, catalogue) = config();
+    [
+        "mcp",
+        "--agent",
+        agent,
+        "--config",
+        config.to_str().unwrap(),
+        "--catalogue",
+        catalogue.to_str().unwrap(),
+        "--skills",
+        skills().to_str().unwrap(),
+        "--state-dir",
+        common::state_dir().to_str().unwrap(),
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
+/// The Python client, running `skillgate mcp` for `agent`, through `steps`.
+fn client(agent: &str, steps: Value) -> Vec<Value> {
+    client_with(server_args(agent), steps)
+}
+
+/// The Python client, running `skillgate ARGS`, through `steps`.
+fn client_with(args: Vec<String>, steps: Value) -> Vec<Value> {
+    let mut child = Command::new(common::repo().join("scripts/mcp-test-client"))
+        .arg("stdio")
+        .arg(assert_cmd::cargo::cargo_bin("skillgate"))
+        .args(args)
+        .current_dir(common::repo())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(steps.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the MCP client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn names(answer: &Value) -> Vec<&str> {
+    let mut names: Vec<&str> = answer["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools: {answer}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    names
+}
+
+fn text_of(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
+}
+
+#[test]
+fn two_agents_see_two_tool_lists_with_schemas_and_hints() {
+    let acme = client("analyst-1", json!([{"op": "list"}]));
+    assert_eq!(names(&acme[0]), ["chart-bar-artifact", "echo-acme"]);
+    let echo = acme[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "echo-acme")
+        .unwrap();
+    assert_eq!(echo["inputSchema"]["required"], json!(["n"]));
+    assert_eq!(echo["annotations"]["readOnlyHint"], true);
+    assert_eq!(echo["annotations"]["destructiveHint"], false);
+    assert!(echo["description"].as_str().unwrap().starts_with("Doubles"));
+
+    let globex = client("globex-agent", json!([{"op": "list"}]));
+    assert_eq!(names(&globex[0]), ["echo-globex"]);
+}
+
+#[test]
+fn a_chart_comes_back_as_a_png_image_and_the_answer_as_structured_content() {
+    let input: Value = serde_json::from_str(
+        &std::fs::read_to_string(skills().join("chart-bar-artifact/sample-input.json")).unwrap(),
+    )
+    .unwrap();
+    let answers = client(
+        "analyst-1",
+        json!([{"op": "call", "name": "chart-bar-artifact", "arguments": input}]),
+    );
+    let result = &answers[0]["result"];
+    assert_eq!(result["isError"], false, "{result:#}");
+    assert_eq!(result["structuredContent"]["bars"], 4, "{result:#}");
+    let image = result["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "image")
+        .unwrap_or_else(|| panic!("no image: {result:#}"));
+    assert_eq!(image["mimeType"], "image/png");
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(image["data"].as_str().unwrap())
+        .unwrap();
+    assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
+    // A progress notification came, as the client asked for them.
+    assert!(!answers[0]["progress"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_call_the_policy_denies_is_a_tool_error_without_policy_internals() {
+    // The catalogue bot may see the tenant's skills but not run code.
+    let answers = client(
+        "catalogue-bot",
+        json!([{"op": "list"}, {"op": "call", "name": "echo-acme", "arguments": {"n": 1}}]),
+    );
+    assert_eq!(names(&answers[0]), ["chart-bar-artifact", "echo-acme"]);
+    let result = &answers[1]["result"];
+    assert_eq!(result["isError"], true, "{result:#}");
+    assert!(text_of(result).starts_with("Not allowed"), "{result:#}");
+    let all = result.to_string();
+    for internal in ["policy0", "forbid", "permit", "can_execute_code"] {
+        assert!(!all.contains(internal), "{internal} in {all}");
+    }
+}
+
+#[test]
+fn bad_arguments_name_the_failing_path_and_hidden_tools_do_not_exist() {
+    let answers = client(
+        "analyst-1",
+        json!([
+            {"op": "call", "name": "echo-acme", "arguments": {"n": "three"}},
+            {"op": "call", "name": "echo-globex", "arguments": {}},
+            {"op": "call", "name": "no-such-skill", "arguments": {}},
+        ]),
+    );
+    let bad = &answers[0]["result"];
+    assert_eq!(bad["isError"], true, "{bad:#}");
+    assert!(text_of(bad).contains("`/n`"), "{bad:#}");
+    assert!(text_of(bad).contains("nothing ran"), "{bad:#}");
+    // A skill of another tenant and no skill at all: the same answer.
+    let hidden = &answers[1]["error"];
+    let missing = &answers[2]["error"];
+    assert_eq!(hidden["code"], -32602, "{hidden:#}");
+    assert_eq!(hidden["code"], missing["code"]);
+    assert_eq!(
+        hidden["message"]
+            .as_str()
+            .unwrap()
+            .replace("echo-globex", "X"),
+        missing["message"]
+            .as_str()
+            .unwrap()
+            .replace("no-such-skill", "X")
+    );
+}

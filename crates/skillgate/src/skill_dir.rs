@@ -722,7 +722,10 @@ mod tests {
             &[("scripts/main.py", "0")],
         );
         let err = load(&d).unwrap_err().to_string();
-        assert!(err.contains("skillgate.read-only") && err.contains("yes"), "{err}");
+        assert!(
+            err.contains("skillgate.read-only") && err.contains("yes"),
+            "{err}"
+        );
     }
 
     #[test]

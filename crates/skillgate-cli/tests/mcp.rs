@@ -1,10 +1,11 @@
-//! `skillgate mcp` with a real client over stdio: the official Python SDK (`mcp` on PyPI,
-//! `scripts/mcp-test-client`). Every layer on, the example config, the native
+//! `skillgate mcp` with real clients over stdio: the official Python SDK (`mcp` on PyPI,
+//! `scripts/mcp-test-client`), and raw JSON-RPC lines for the protocol's conformance
+//! (version negotiation, error codes). Every layer on, the example config, the native
 //! sandbox; the chart skill on its `python-data` runtime.
 mod common;
 use base64::Engine as _;
 use serde_json::{Value, json};
-use std::io::Write;
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -84,12 +85,14 @@ fn server_args(agent: &str) -> Vec<String> {
 
 /// The Python client, running `skillgate mcp` for `agent`, through `steps`.
 fn client(agent: &str, steps: Value) -> Vec<Value> {
-    client_with(server_args(agent), steps)
+    client_with(server_args(agent), steps, false)
 }
 
-/// The Python client, running `skillgate ARGS`, through `steps`.
-fn client_with(args: Vec<String>, steps: Value) -> Vec<Value> {
+/// The Python client, running `skillgate ARGS`, through `steps`; `legacy`: with the
+/// `initialize` handshake (a session) rather than the version the client prefers.
+fn client_with(args: Vec<String>, steps: Value, legacy: bool) -> Vec<Value> {
     let mut child = Command::new(common::repo().join("scripts/mcp-test-client"))
+        .args(legacy.then_some("--legacy"))
         .arg("stdio")
         .arg(assert_cmd::cargo::cargo_bin("skillgate"))
         .args(args)
@@ -225,4 +228,110 @@ fn bad_arguments_name_the_failing_path_and_hidden_tools_do_not_exist() {
             .unwrap()
             .replace("no-such-skill", "X")
     );
+}
+
+#[test]
+fn the_client_is_told_when_its_tools_change() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&skills().join("echo-acme"), &dir.path().join("echo-acme"));
+    let mut args = server_args("analyst-1");
+    let at = args.iter().position(|a| a == "--skills").unwrap();
+    args[at + 1] = dir.path().to_str().unwrap().to_owned();
+    // A session (the `initialize` handshake) gets the notification; a 2026-07-28 client
+    // without one would need `subscriptions/listen`, which the server does not offer.
+    let answers = client_with(
+        args,
+        json!([
+            {"op": "list"},
+            {"op": "remove", "path": dir.path().join("echo-acme")},
+            {"op": "wait_list_changed"},
+        ]),
+        true,
+    );
+    assert_eq!(names(&answers[0]), ["echo-acme"]);
+    assert!(names(&answers[2]).is_empty(), "{:#}", answers[2]);
+}
+
+/// Raw JSON-RPC lines to `skillgate mcp`, one answer read per line that expects one.
+struct Raw {
+    child: std::process::Child,
+    out: BufReader<std::process::ChildStdout>,
+}
+
+impl Raw {
+    fn start() -> Raw {
+        let mut child = Command::new(assert_cmd::cargo::cargo_bin("skillgate"))
+            .args(server_args("analyst-1"))
+            .current_dir(common::repo())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        Raw { child, out }
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn answer(&mut self, line: &str) -> Value {
+        self.send(line);
+        let mut text = String::new();
+        self.out.read_line(&mut text).unwrap();
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text:?}"))
+    }
+}
+
+impl Drop for Raw {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn initialize(version: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": version, "capabilities": {},
+        "clientInfo": {"name": "conformance", "version": "0"}}})
+    .to_string()
+}
+
+#[test]
+fn conformance_version_negotiation_and_json_rpc_error_codes() {
+    // A version the server speaks is the one it answers with.
+    let mut raw = Raw::start();
+    let init = raw.answer(&initialize("2025-06-18"));
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init:#}");
+    assert!(
+        init["result"]["capabilities"]["tools"].is_object(),
+        "{init:#}"
+    );
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+
+    let parse = raw.answer(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list""#);
+    assert_eq!(parse["error"]["code"], -32700, "{parse:#}");
+    let unknown = raw.answer(r#"{"jsonrpc":"2.0","id":3,"method":"no/such/method"}"#);
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown:#}");
+    assert_eq!(unknown["id"], 3);
+    let params =
+        raw.answer(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"arguments":{}}}"#);
+    assert_eq!(params["error"]["code"], -32602, "{params:#}");
+    let listed = raw.answer(r#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#);
+    assert!(listed["result"]["tools"].is_array(), "{listed:#}");
+    drop(raw);
+
+    // A version it does not know: it answers with one it supports, which the client may
+    // accept or not.
+    let mut raw = Raw::start();
+    let init = raw.answer(&initialize("1999-01-01"));
+    let offered = init["result"]["protocolVersion"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{init:#}"));
+    assert_ne!(offered, "1999-01-01");
+    assert!(offered.starts_with("20"), "{offered}");
 }

@@ -10,6 +10,7 @@ pub mod http;
 pub mod result;
 pub mod server;
 pub mod source;
+pub mod stdio;
 pub mod tools;
 pub mod watch;
 
@@ -22,10 +23,5 @@ pub async fn serve_stdio(
     gateway: std::sync::Arc<Gateway>,
     caller: skillgate::Caller,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    use rmcp::ServiceExt as _;
-    let running = SkillServer::for_caller(gateway, caller)
-        .serve(rmcp::transport::stdio())
-        .await?;
-    running.waiting().await?;
-    Ok(())
+    stdio::serve(gateway, caller, tokio::io::stdin(), tokio::io::stdout()).await
 }

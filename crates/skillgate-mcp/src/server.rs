@@ -12,9 +12,9 @@ use crate::source::{SkillSource, all_skills};
 use crate::tools::tool_of;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities,
-    ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, Implementation, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, Peer};
 use rmcp::service::{RequestContext, RoleServer};
@@ -239,6 +239,28 @@ impl rmcp::ServerHandler for SkillServer {
             "Each tool is a skill that runs in skillgate's sandbox, behind its policy, \
              code and output checks. A tool error says what happened and whether to retry.",
         )
+    }
+
+    /// rmcp hands over a request it could not read as one it knows: a method of ours
+    /// whose params are wrong is `-32602` (invalid params), any other `-32601`.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _ctx: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        const OURS: [&str; 4] = ["initialize", "ping", "tools/list", "tools/call"];
+        if OURS.contains(&request.method.as_str()) {
+            Err(McpError::invalid_params(
+                format!("invalid params for `{}`", request.method),
+                None,
+            ))
+        } else {
+            Err(McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                format!("method not found: `{}`", request.method),
+                None,
+            ))
+        }
     }
 
     async fn on_initialized(&self, ctx: NotificationContext<RoleServer>) {

@@ -1,10 +1,13 @@
 """A real MCP client (the official Python SDK, `mcp` on PyPI) for skillgate's tests.
 
 Usage:
-    mcp_client.py stdio COMMAND [ARG...]     (the server as a subprocess, over stdio)
+    mcp_client.py [--legacy] stdio COMMAND [ARG...]     (the server as a subprocess, over stdio)
     mcp_client.py http URL AGENT             (streamable HTTP; AGENT goes in the
                                               `x-test-agent` header the test's stand-in
                                               authentication reads; `-`: no header)
+
+`--legacy` connects with the `initialize` handshake (protocol 2025-11-25 and earlier)
+instead of letting the client choose.
 
 Reads a JSON list of steps on stdin and prints a JSON list with one answer per step:
     {"op": "list"}                              -> {"tools": [Tool, ...]}
@@ -33,7 +36,7 @@ def dump(model):
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-async def run(server, steps):
+async def run(server, steps, mode):
     list_changed = anyio.Event()
 
     async def on_message(message):
@@ -43,7 +46,9 @@ async def run(server, steps):
             list_changed.set()
 
     answers = []
-    async with Client(server, message_handler=on_message, read_timeout_seconds=120) as client:
+    async with Client(
+        server, message_handler=on_message, read_timeout_seconds=120, mode=mode
+    ) as client:
         for step in steps:
             op = step["op"]
             if op == "list":
@@ -85,17 +90,22 @@ async def run(server, steps):
 
 def main():
     steps = json.load(sys.stdin)
-    kind = sys.argv[1]
+    args = sys.argv[1:]
+    mode = "auto"
+    if args[0] == "--legacy":
+        mode = "legacy"
+        args = args[1:]
+    kind = args[0]
     if kind == "stdio":
-        server = StdioServerParameters(command=sys.argv[2], args=sys.argv[3:])
+        server = StdioServerParameters(command=args[1], args=args[2:])
     elif kind == "http":
-        url, agent = sys.argv[2], sys.argv[3]
+        url, agent = args[1], args[2]
         headers = {} if agent == "-" else {"x-test-agent": agent}
         http = httpx2.AsyncClient(headers=headers, timeout=120)
         server = streamable_http_client(url, http_client=http)
     else:
         raise SystemExit(f"unknown transport {kind!r}")
-    print(json.dumps(anyio.run(run, server, steps)))
+    print(json.dumps(anyio.run(run, server, steps, mode)))
 
 
 if __name__ == "__main__":

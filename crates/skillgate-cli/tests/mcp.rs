@@ -23,6 +23,20 @@ fn skills() -> PathBuf {
         for src in from {
             copy_dir(&src, &dir.path().join(src.file_name().unwrap()));
         }
+        // A skill that sleeps for two minutes, with the clock for it.
+        let sleeper = dir.path().join("sleep-acme");
+        std::fs::create_dir_all(sleeper.join("scripts")).unwrap();
+        std::fs::write(
+            sleeper.join("SKILL.md"),
+            "---\nname: sleep-acme\ndescription: Sleeps.\nmetadata:\n  skillgate.visibility: public\n  \
+             skillgate.tenant: acme\n  skillgate.owner: builder-alice\n  skillgate.timeout: 150s\n---\n",
+        )
+        .unwrap();
+        std::fs::write(
+            sleeper.join("scripts/main.py"),
+            "import time\ntime.sleep(120)\nprint('{}')\n",
+        )
+        .unwrap();
         dir
     });
     dir.path().to_path_buf()
@@ -48,6 +62,17 @@ fn config() -> (PathBuf, PathBuf) {
     ONCE.get_or_init(|| {
         let config = common::config_with_runtimes("mcp");
         common::install_runtime(&config, "python-data");
+        // Skills may ask for up to 150 s (the sleeper does).
+        let text = std::fs::read_to_string(&config).unwrap();
+        let raised = text.replace(
+            "# wall_timeout = \"60s\"      # default: [limits] wall_timeout",
+            "wall_timeout = \"150s\"",
+        );
+        assert_ne!(
+            raised, text,
+            "examples/skillgate.toml has an [isolation.max] wall_timeout"
+        );
+        std::fs::write(&config, raised).unwrap();
         let records: Vec<Value> = std::fs::read_dir(skills())
             .unwrap()
             .map(|e| {
@@ -138,7 +163,10 @@ fn text_of(result: &Value) -> String {
 #[test]
 fn two_agents_see_two_tool_lists_with_schemas_and_hints() {
     let acme = client("analyst-1", json!([{"op": "list"}]));
-    assert_eq!(names(&acme[0]), ["chart-bar-artifact", "echo-acme"]);
+    assert_eq!(
+        names(&acme[0]),
+        ["chart-bar-artifact", "echo-acme", "sleep-acme"]
+    );
     let echo = acme[0]["tools"]
         .as_array()
         .unwrap()
@@ -189,7 +217,10 @@ fn a_call_the_policy_denies_is_a_tool_error_without_policy_internals() {
         "catalogue-bot",
         json!([{"op": "list"}, {"op": "call", "name": "echo-acme", "arguments": {"n": 1}}]),
     );
-    assert_eq!(names(&answers[0]), ["chart-bar-artifact", "echo-acme"]);
+    assert_eq!(
+        names(&answers[0]),
+        ["chart-bar-artifact", "echo-acme", "sleep-acme"]
+    );
     let result = &answers[1]["result"];
     assert_eq!(result["isError"], true, "{result:#}");
     assert!(text_of(result).starts_with("Not allowed"), "{result:#}");
@@ -334,4 +365,47 @@ fn conformance_version_negotiation_and_json_rpc_error_codes() {
         .unwrap_or_else(|| panic!("{init:#}"));
     assert_ne!(offered, "1999-01-01");
     assert!(offered.starts_with("20"), "{offered}");
+}
+
+/// The sandbox inits among `pid`'s children.
+fn sandbox_inits(pid: u32) -> Vec<String> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|tasks| {
+            tasks
+                .flatten()
+                .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+                .flat_map(|c| c.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
+                .filter(|p| {
+                    std::fs::read_to_string(format!("/proc/{p}/comm"))
+                        .is_ok_and(|c| c.trim() == "sandbox-init")
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let started = std::time::Instant::now();
+    while !done() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "waited a minute for {what}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_cancelled_call_kills_its_sandbox() {
+    let mut raw = Raw::start();
+    raw.answer(&initialize("2025-06-18"));
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    raw.send(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"sleep-acme","arguments":{}}}"#);
+    let server = raw.child.id();
+    wait_until("the sleeper to start", || !sandbox_inits(server).is_empty());
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9}}"#);
+    // The skill sleeps two minutes on a clock of 150 s: only the cancel ends it sooner.
+    wait_until("the sandbox to be killed", || {
+        sandbox_inits(server).is_empty()
+    });
 }

@@ -22,23 +22,28 @@ fn alive(pid: i32) -> bool {
 #[test]
 fn dropping_the_runs_future_kills_the_sandbox() {
     let (drop_tx, drop_rx) = tokio::sync::oneshot::channel::<()>();
+    let (dropped_tx, dropped_rx) = std::sync::mpsc::channel::<()>();
     let runner = std::thread::spawn(move || {
-        tokio::runtime::Builder::new_current_thread()
+        // The runtime outlives the dropped future (its shutdown would wait for the blocking
+        // run): only the drop may end the run.
+        let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .unwrap()
-            .block_on(async move {
-                let run = NativeSandbox::new().oneshot(support::sleeper_request());
-                tokio::select! {
-                    out = run => panic!("the sleeper ended on its own: {out:?}"),
-                    _ = drop_rx => {}
-                }
-                // `run` is dropped here, with its skill still sleeping.
-            });
+            .unwrap();
+        rt.block_on(async move {
+            let run = NativeSandbox::new().oneshot(support::sleeper_request());
+            tokio::select! {
+                out = run => panic!("the sleeper ended on its own: {out:?}"),
+                _ = drop_rx => {}
+            }
+            // `run` is dropped here, with its skill still sleeping.
+        });
+        dropped_tx.send(()).unwrap();
+        rt
     });
     let init = support::wait_for_init();
     drop_tx.send(()).unwrap();
-    runner.join().unwrap();
+    dropped_rx.recv().unwrap();
     // The skill sleeps a minute with two on its clock: only the cancel ends it sooner.
     let waiting = Instant::now();
     while alive(init) {
@@ -48,4 +53,5 @@ fn dropping_the_runs_future_kills_the_sandbox() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    drop(runner.join().unwrap());
 }

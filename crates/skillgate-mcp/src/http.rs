@@ -7,6 +7,9 @@
 //! the service never decides who calls by itself. Each request is authorized on its own,
 //! also within a session.
 //!
+//! Sessions (clients that `initialize`) are told when the tools change once the server
+//! runs [`crate::watch::watch`] on the same gateway, as `skillgate mcp` does.
+//!
 //! ```no_run
 //! # fn demo(gateway: std::sync::Arc<skillgate_mcp::Gateway>) {
 //! use skillgate_mcp::http::{StreamableHttpServerConfig, http_service};

@@ -178,19 +178,14 @@ pub const PROGRESS_INTERVAL: std::time::Duration = std::time::Duration::from_sec
 
 /// When the client asked for progress (a `progressToken`), sends a notification before
 /// the run starts (so even a short run reports one) and then every
-/// [`PROGRESS_INTERVAL`]: the seconds elapsed, out of the configured wall-clock limit.
-/// The notifications stop when the returned task is dropped.
-async fn report_progress(
-    ctx: &RequestContext<RoleServer>,
-    skill: &str,
-    limit: std::time::Duration,
-) -> Option<AbortOnDrop> {
+/// [`PROGRESS_INTERVAL`]: the seconds elapsed (no total: the run's limit is decided by
+/// the isolation layer, and a run may end sooner). The notifications stop when the
+/// returned task is dropped.
+async fn report_progress(ctx: &RequestContext<RoleServer>, skill: &str) -> Option<AbortOnDrop> {
     let token = ctx.meta.get_progress_token()?;
-    let total = limit.as_secs_f64().ceil();
     let skill = skill.to_owned();
     let note = move |elapsed: f64| {
         ProgressNotificationParam::new(token.clone(), elapsed)
-            .with_total(total)
             .with_message(format!("running `{skill}`: {elapsed:.0} s"))
     };
     let peer = ctx.peer.clone();
@@ -310,8 +305,7 @@ impl rmcp::ServerHandler for SkillServer {
         };
         let req = engine.request(caller, skill.clone(), input, LimitOverrides::default());
         let run_id = req.id.to_string();
-        let progress =
-            report_progress(&ctx, &skill.name, engine.config().limits.wall_timeout).await;
+        let progress = report_progress(&ctx, &skill.name).await;
         let started = Instant::now();
         let run = engine.run(req);
         // A `notifications/cancelled` for this request cancels `ctx.ct`: the run's future

@@ -1,5 +1,5 @@
 //! `skillgate mcp` with real clients over stdio: the official Python SDK (`mcp` on PyPI,
-//! `scripts/mcp-test-client`), and raw JSON-RPC lines for the protocol's conformance
+//! `scripts/mcp-test-client`), the MCP Inspector's CLI, and raw JSON-RPC lines for the protocol's conformance
 //! (version negotiation, error codes). Every layer on, the example config, the native
 //! sandbox; the chart skill on its `python-data` runtime.
 mod common;
@@ -408,4 +408,61 @@ fn a_cancelled_call_kills_its_sandbox() {
     wait_until("the sandbox to be killed", || {
         sandbox_inits(server).is_empty()
     });
+}
+
+/// The MCP Inspector's CLI as `scripts/install-test-deps` installs it.
+fn inspector() -> PathBuf {
+    let dir = std::env::var_os("SKILLGATE_MCP_INSPECTOR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let cache = std::env::var_os("XDG_CACHE_HOME")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cache"));
+            cache.join("skillgate/mcp-inspector")
+        });
+    let bin = dir.join("node_modules/.bin/mcp-inspector");
+    assert!(
+        bin.is_file(),
+        "no MCP Inspector at {}: run scripts/install-test-deps",
+        bin.display()
+    );
+    bin
+}
+
+/// The Inspector's CLI with `options`, on `skillgate mcp` for `agent`; its JSON answer.
+fn inspect(options: &[&str], agent: &str) -> Value {
+    let out = Command::new(inspector())
+        .arg("--cli")
+        .args(options)
+        .arg("--")
+        .arg(assert_cmd::cargo::cargo_bin("skillgate"))
+        .args(server_args(agent))
+        .current_dir(common::repo())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "the MCP Inspector failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn the_mcp_inspector_cli_lists_and_calls_the_tools() {
+    let listed = inspect(&["--method", "tools/list"], "globex-agent");
+    assert_eq!(names(&listed), ["echo-globex"]);
+    let called = inspect(
+        &[
+            "--tool-arg",
+            "n=4",
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "echo-acme",
+        ],
+        "analyst-1",
+    );
+    assert_eq!(called["isError"], false, "{called:#}");
+    assert_eq!(called["structuredContent"], json!({"n": 4, "double": 8}));
 }

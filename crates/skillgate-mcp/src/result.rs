@@ -112,6 +112,25 @@ pub fn failure_message(skill: &str, outcome: &ExecOutcome) -> String {
     }
 }
 
+/// Why a call's arguments were refused before anything ran: the schema's violations,
+/// each naming its path (`status` [`Status::Blocked`]), or a schema that cannot be used
+/// (any other status: the skill is broken, not the arguments).
+pub fn arguments_refused(skill: &str, status: Status, findings: &[skillgate::Finding]) -> String {
+    if status != Status::Blocked {
+        return format!(
+            "Failed: `{skill}` cannot be called now: its input schema cannot be used. Nothing \
+             ran. Do not retry; tell the user the skill needs to be fixed."
+        );
+    }
+    let mut text =
+        format!("Invalid arguments for `{skill}`; nothing ran. Correct them and call it again:");
+    for f in findings {
+        text.push_str("\n- ");
+        text.push_str(&f.message);
+    }
+    text
+}
+
 /// The run report: status, exit, stderr and the findings outside the policy layer.
 fn report_content(run_id: &str, outcome: &ExecOutcome, elapsed: Duration) -> ContentBlock {
     let mut report = Report::new(outcome, elapsed);
@@ -261,6 +280,25 @@ mod tests {
         }
         let denied = failure_message("s", &ExecOutcome::rejected(Status::Denied, vec![]));
         assert!(denied.contains("Not allowed"), "{denied}");
+    }
+
+    #[test]
+    fn refused_arguments_name_the_failing_path_and_a_broken_schema_says_so() {
+        let schema = serde_json::json!({"type": "object", "required": ["n"],
+            "properties": {"n": {"type": "integer"}}});
+        let (status, findings) =
+            skillgate::check_input(&schema, &serde_json::json!({"n": "x"})).unwrap_err();
+        let text = arguments_refused("s", status, &findings);
+        assert!(
+            text.contains("`/n`") && text.contains("nothing ran"),
+            "{text}"
+        );
+        let broken = serde_json::json!({"$ref": "https://example.invalid/schema.json"});
+        let (status, findings) =
+            skillgate::check_input(&broken, &serde_json::json!({})).unwrap_err();
+        let text = arguments_refused("s", status, &findings);
+        assert!(text.contains("cannot be used"), "{text}");
+        assert!(!text.contains("Invalid arguments"), "{text}");
     }
 
     #[test]

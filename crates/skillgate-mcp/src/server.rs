@@ -288,16 +288,9 @@ impl rmcp::ServerHandler for SkillServer {
         };
         let input = serde_json::Value::Object(request.arguments.unwrap_or_default());
         if let Some(schema) = &skill.input_schema
-            && let Err((_, findings)) = skillgate::check_input(schema, &input)
+            && let Err((status, findings)) = skillgate::check_input(schema, &input)
         {
-            let mut text = format!(
-                "Invalid arguments for `{}`; nothing ran. Correct them and call it again:",
-                skill.name
-            );
-            for f in &findings {
-                text.push_str("\n- ");
-                text.push_str(&f.message);
-            }
+            let text = crate::result::arguments_refused(&skill.name, status, &findings);
             return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
         }
         let Ok(engine) = self.gateway.engine() else {

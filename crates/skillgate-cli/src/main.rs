@@ -43,6 +43,8 @@ enum Command {
     Serve(cmd::serve::ServeArgs),
     /// Create, list and revoke the API keys of `serve`.
     Keys(cmd::keys::KeysArgs),
+    /// Serve the skills an agent may run as MCP tools over stdio; each call is a pipeline run.
+    Mcp(cmd::mcp::McpArgs),
 }
 
 /// `skillgate scan ...`.
@@ -78,6 +80,7 @@ fn main() -> ExitCode {
         Command::Skill(c) => cmd::skill::run(c),
         Command::Serve(args) => cmd::serve::run(args),
         Command::Keys(args) => cmd::keys::run(args),
+        Command::Mcp(args) => cmd::mcp::run(args),
     };
     match result {
         Ok(code) => code,

@@ -27,36 +27,13 @@ fn skillgate() -> Command {
     c
 }
 
-/// The example config with the runtimes kept in this target directory, so they are
-/// installed once and not per run (the monitor still gets a fresh state per run).
+/// The example config with the runtimes kept in this target directory.
 fn config() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus-skills");
-    std::fs::create_dir_all(&dir).unwrap();
-    let runtimes = dir.join("runtimes");
-    common::example_config(&dir, |example| {
-        let text = example.replace(
-            "[runtimes]\n",
-            &format!("[runtimes]\ndir = \"{}\"\n", runtimes.display()),
-        );
-        assert_ne!(
-            text, example,
-            "examples/skillgate.toml has a [runtimes] section"
-        );
-        text
-    })
+    common::config_with_runtimes("corpus-skills")
 }
 
 fn install(config: &Path, name: &str) {
-    let out = skillgate()
-        .args(["runtime", "install", name, "--offline", "--config"])
-        .arg(config)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "installing runtime {name} failed (run scripts/install-test-deps to fill the wheel cache): {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::install_runtime(config, name);
 }
 
 /// Compares an answer with the expected one; inline PNGs are checked by their magic.

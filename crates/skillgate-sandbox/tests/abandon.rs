@@ -5,63 +5,11 @@
 //! process.
 use skillgate_core::{Caller, ExecOutcome, ExecRequest, Language, Skill, Status};
 use skillgate_sandbox::NativeSandbox;
-use std::time::{Duration, Instant};
+
 use tower::ServiceExt;
 
-fn children(pid: &str) -> Vec<String> {
-    std::fs::read_dir(format!("/proc/{pid}/task"))
-        .map(|tasks| {
-            tasks
-                .flatten()
-                .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
-                .flat_map(|c| c.split_whitespace().map(str::to_owned).collect::<Vec<_>>())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// Starts a skill that sleeps for a minute; returns the run and the init's pid once the
-/// skill runs.
-fn start_sleeper() -> (std::thread::JoinHandle<ExecOutcome>, i32) {
-    let run = std::thread::spawn(|| {
-        let skill = Skill::builder(
-            "t",
-            Language::Python,
-            b"import time\ntime.sleep(60)".to_vec(),
-        )
-        .build();
-        let mut req = ExecRequest::new(Caller::new("a", "t"), skill, serde_json::json!({}));
-        req.spec.limits.wall_timeout = Duration::from_secs(120);
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap()
-            .block_on(NativeSandbox::new().oneshot(req))
-            .unwrap()
-    });
-    let waiting = Instant::now();
-    loop {
-        // The sandbox's init by its name: the interpreter's resolution may run a probe
-        // process (a pyenv shim, with children of its own) as another child meanwhile.
-        let inits: Vec<String> = children("self")
-            .into_iter()
-            .filter(|p| {
-                std::fs::read_to_string(format!("/proc/{p}/comm"))
-                    .is_ok_and(|c| c.trim() == "sandbox-init")
-            })
-            .collect();
-        if let [init] = inits.as_slice()
-            && !children(init).is_empty()
-        {
-            return (run, init.parse().unwrap());
-        }
-        assert!(
-            waiting.elapsed() < Duration::from_secs(60),
-            "the skill never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+mod support;
+use support::start_sleeper;
 
 fn rules(o: &ExecOutcome) -> Vec<&str> {
     o.findings.iter().map(|f| f.rule_id.as_str()).collect()

@@ -31,6 +31,8 @@
 //! | `skillgate.pids` | process limit it asks for | config default |
 //! | `skillgate.file-size` | file-size limit it asks for | config default |
 //! | `skillgate.runtime` | the named runtime it runs on (`python-data`) | `[runtimes]` default of its language |
+//! | `skillgate.read-only` | `true` or `false`: the skill changes nothing outside its run (an MCP tool's `readOnlyHint`) | unknown |
+//! | `skillgate.destructive` | `true` or `false`: the skill may destroy or overwrite something (an MCP tool's `destructiveHint`) | unknown |
 //!
 //! A `skillgate.` key not in this table is an error (a typo must not silently drop a
 //! setting); other `metadata` keys belong to other tools and are ignored.
@@ -243,7 +245,7 @@ pub fn parse_manifest(text: &str, path: &Path) -> Result<Frontmatter, SkillError
     Ok(fm)
 }
 
-const KNOWN_KEYS: [&str; 13] = [
+const KNOWN_KEYS: [&str; 15] = [
     "skillgate.entry",
     "skillgate.language",
     "skillgate.input-schema",
@@ -257,7 +259,84 @@ const KNOWN_KEYS: [&str; 13] = [
     "skillgate.pids",
     "skillgate.file-size",
     "skillgate.runtime",
+    "skillgate.read-only",
+    "skillgate.destructive",
 ];
+
+/// What a skill says about its effects (`skillgate.read-only`, `skillgate.destructive`):
+/// hints for a client (MCP tool annotations), never used to decide anything. `None`: the
+/// skill does not say.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EffectHints {
+    /// The skill changes nothing outside its run.
+    pub read_only: Option<bool>,
+    /// The skill may destroy or overwrite something.
+    pub destructive: Option<bool>,
+}
+
+impl EffectHints {
+    /// The hints `SKILL.md`'s frontmatter gives; `Err` names a key whose value is not
+    /// `true` or `false`.
+    ///
+    /// ```
+    /// use skillgate::skill_dir::{EffectHints, parse_manifest};
+    /// let fm = parse_manifest(
+    ///     "---\nname: a\ndescription: d\nmetadata:\n  skillgate.read-only: \"true\"\n---\n",
+    ///     "SKILL.md".as_ref(),
+    /// ).unwrap();
+    /// assert_eq!(EffectHints::of(&fm).unwrap().read_only, Some(true));
+    /// ```
+    pub fn of(fm: &Frontmatter) -> Result<EffectHints, String> {
+        let flag = |key: &str| {
+            fm.metadata
+                .get(key)
+                .map(|v| match v.as_str() {
+                    "true" => Ok(true),
+                    "false" => Ok(false),
+                    other => Err(format!("`{key}`: `{other}` is not `true` or `false`")),
+                })
+                .transpose()
+        };
+        Ok(EffectHints {
+            read_only: flag("skillgate.read-only")?,
+            destructive: flag("skillgate.destructive")?,
+        })
+    }
+
+    /// The hints of a loaded skill, read from the `SKILL.md` among its files (none for a
+    /// skill without one; [`load`] refused a folder whose values are bad).
+    pub fn of_skill(skill: &Skill) -> EffectHints {
+        skill
+            .files
+            .iter()
+            .find(|f| f.path == "SKILL.md")
+            .and_then(|f| std::str::from_utf8(&f.bytes).ok())
+            .and_then(|text| parse_manifest(text, Path::new("SKILL.md")).ok())
+            .and_then(|fm| EffectHints::of(&fm).ok())
+            .unwrap_or_default()
+    }
+}
+
+/// The skill folders under `dir`: `dir` itself if it has a `SKILL.md`, else its
+/// subfolders that have one, sorted by path.
+pub fn discover(dir: &Path) -> Result<Vec<PathBuf>, SkillError> {
+    if dir.join("SKILL.md").is_file() {
+        return Ok(vec![dir.to_path_buf()]);
+    }
+    let unreadable = |source: std::io::Error| SkillError::Read {
+        path: dir.to_path_buf(),
+        source,
+    };
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(unreadable)? {
+        let path = entry.map_err(unreadable)?.path();
+        if path.join("SKILL.md").is_file() {
+            out.push(path);
+        }
+    }
+    out.sort();
+    Ok(out)
+}
 
 /// Loads and checks a skill folder: reads it from beneath itself, parses `SKILL.md`,
 /// finds the entry script and the input schema (which must be valid), and gives every
@@ -308,6 +387,7 @@ pub fn load(dir: &Path) -> Result<Skill, SkillError> {
         }
     }
     let meta = |k: &str| fm.metadata.get(k).map(String::as_str);
+    EffectHints::of(&fm).map_err(bad)?;
 
     let entry = match meta("skillgate.entry") {
         Some(e) => e.to_string(),
@@ -622,6 +702,42 @@ mod tests {
             let e = load(&d).expect_err(file).to_string();
             assert!(e.contains(file) && e.contains(needle), "{file}: {e}");
         }
+    }
+
+    #[test]
+    fn effect_hints_are_read_from_the_manifest_and_a_bad_value_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("hinted");
+        write_skill(
+            &d,
+            "---\nname: hinted\ndescription: x\nmetadata:\n  skillgate.read-only: \"true\"\n  skillgate.destructive: \"false\"\n---\n",
+            &[("scripts/main.py", "0")],
+        );
+        let hints = EffectHints::of_skill(&load(&d).unwrap());
+        assert_eq!(hints.read_only, Some(true));
+        assert_eq!(hints.destructive, Some(false));
+        write_skill(
+            &d,
+            "---\nname: hinted\ndescription: x\nmetadata:\n  skillgate.read-only: \"yes\"\n---\n",
+            &[("scripts/main.py", "0")],
+        );
+        let err = load(&d).unwrap_err().to_string();
+        assert!(
+            err.contains("skillgate.read-only") && err.contains("yes"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn discover_finds_the_skill_folders_under_a_directory_or_the_directory_itself() {
+        let t = tempfile::tempdir().unwrap();
+        write_skill(&t.path().join("b"), "---\n---\n", &[]);
+        write_skill(&t.path().join("a"), "---\n---\n", &[]);
+        std::fs::create_dir(t.path().join("not-a-skill")).unwrap();
+        let found = discover(t.path()).unwrap();
+        assert_eq!(found, [t.path().join("a"), t.path().join("b")]);
+        assert_eq!(discover(&t.path().join("a")).unwrap(), [t.path().join("a")]);
+        assert!(discover(&t.path().join("absent")).is_err());
     }
 
     #[test]

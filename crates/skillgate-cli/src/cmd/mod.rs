@@ -1,6 +1,7 @@
 //! One module per subcommand.
 pub(crate) mod emit;
 pub(crate) mod keys;
+pub(crate) mod mcp;
 pub(crate) mod monitor;
 pub(crate) mod policy;
 pub(crate) mod rules;

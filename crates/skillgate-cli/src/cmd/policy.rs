@@ -296,34 +296,13 @@ fn test(args: TestArgs) -> Result<ExitCode, UsageError> {
     })
 }
 
-/// The skill folders under `dir`: `dir` itself if it has a SKILL.md, else its
-/// subfolders that have one, sorted.
-fn skill_dirs(dir: &Path) -> Result<Vec<PathBuf>, UsageError> {
-    if dir.join("SKILL.md").is_file() {
-        return Ok(vec![dir.to_path_buf()]);
-    }
-    let mut out = Vec::new();
-    let entries = std::fs::read_dir(dir)
-        .map_err(|e| format!("cannot read skills folder {}: {e}", dir.display()))?;
-    for entry in entries {
-        let path = entry
-            .map_err(|e| format!("cannot read skills folder {}: {e}", dir.display()))?
-            .path();
-        if path.join("SKILL.md").is_file() {
-            out.push(path);
-        }
-    }
-    out.sort();
-    Ok(out)
-}
-
 fn list(args: ListArgs) -> Result<ExitCode, UsageError> {
     let (policy, config) = args
         .sources
         .load_with_quarantine(args.state.state_dir.as_deref())?;
     let mut skills: Vec<Skill> = Vec::new();
     for dir in &args.skills {
-        for path in skill_dirs(dir)? {
+        for path in skill_dir::discover(dir)? {
             // One broken folder hides only itself.
             match skill_dir::load(&path) {
                 Ok(skill) => skills.push(skill),

@@ -2,11 +2,14 @@
 //! calls [`cancel_runs`] on SIGTERM or SIGINT): each run kills its sandbox and returns an
 //! `error` outcome with a `sandbox.cancelled` finding, so the layers above still report
 //! and audit it.
+//!
+//! One run ends the same way when its future is dropped before it is done (a server whose
+//! client cancelled the request): [`RunCancel`] links the future to its run.
 use super::child::Msg;
 use skillgate_core::{ExecOutcome, Finding, LayerName, Severity, Status};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 
 /// Sent by [`cancel_runs`] to a run's message loop (never by a sandbox).
 pub(crate) const MSG_CANCEL: u32 = 100;
@@ -44,13 +47,14 @@ pub(crate) fn cancelled() -> bool {
     CANCELLED.load(Ordering::SeqCst)
 }
 
-/// A run listening for [`cancel_runs`] until dropped.
+/// A run listening for [`cancel_runs`] (and its own [`RunCancel`]) until dropped.
 pub(crate) struct Registered(u64);
 
 impl Registered {
-    /// Registers a run's message channel; a run registered after [`cancel_runs`] is
-    /// cancelled at once.
-    pub(crate) fn new(tx: mpsc::Sender<Msg>) -> Registered {
+    /// Registers a run's message channel; a run registered after [`cancel_runs`], or after
+    /// its own `run` was cancelled, is cancelled at once.
+    pub(crate) fn new(tx: mpsc::Sender<Msg>, run: &RunCancel) -> Registered {
+        run.attach(tx.clone());
         let id = NEXT.fetch_add(1, Ordering::Relaxed);
         let mut runs = runs();
         if cancelled() {
@@ -58,6 +62,56 @@ impl Registered {
         }
         runs.insert(id, tx);
         Registered(id)
+    }
+}
+
+/// One run's cancellation: the run's future holds a [`CancelOnDrop`] of it, the run
+/// attaches its message channel to it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RunCancel(Arc<Mutex<RunCancelState>>);
+
+#[derive(Debug, Default)]
+struct RunCancelState {
+    cancelled: bool,
+    tx: Option<mpsc::Sender<Msg>>,
+}
+
+impl RunCancel {
+    fn state(&self) -> std::sync::MutexGuard<'_, RunCancelState> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether the run was cancelled.
+    pub(crate) fn is_cancelled(&self) -> bool {
+        self.state().cancelled
+    }
+
+    /// Cancels the run now or, when it has not attached yet, as it attaches.
+    pub(crate) fn cancel(&self) {
+        let mut state = self.state();
+        state.cancelled = true;
+        if let Some(tx) = &state.tx {
+            cancel(tx);
+        }
+    }
+
+    fn attach(&self, tx: mpsc::Sender<Msg>) {
+        let mut state = self.state();
+        if state.cancelled {
+            cancel(&tx);
+        }
+        state.tx = Some(tx);
+    }
+}
+
+/// Cancels its run when dropped: held by the run's future, so dropping the future before
+/// the run is done kills the sandbox (after it is done, cancelling changes nothing).
+#[derive(Debug)]
+pub(crate) struct CancelOnDrop(pub(crate) RunCancel);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
     }
 }
 
@@ -74,7 +128,7 @@ pub(crate) fn mark(outcome: &mut ExecOutcome) {
         LayerName::Executor,
         "sandbox.cancelled",
         Severity::High,
-        "the run was cancelled: skillgate was told to stop (SIGTERM or SIGINT) and killed \
-         the sandbox",
+        "the run was cancelled: skillgate was told to stop (SIGTERM or SIGINT), or the \
+         request was abandoned, and killed the sandbox",
     ));
 }

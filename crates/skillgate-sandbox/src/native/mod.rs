@@ -317,11 +317,21 @@ impl NativeSandbox {
         }))
     }
 
+    #[cfg(test)]
     fn run_blocking(&self, req: &ExecRequest) -> Result<ExecOutcome, ExecError> {
+        self.run_cancellable(req, &cancel::RunCancel::default())
+    }
+
+    /// Runs `req`; cancelling `run` kills the sandbox, and the run ends as cancelled.
+    fn run_cancellable(
+        &self,
+        req: &ExecRequest,
+        run: &cancel::RunCancel,
+    ) -> Result<ExecOutcome, ExecError> {
         if let Some(refused) = self.refuse_unenforceable(req) {
             return Ok(refused);
         }
-        if cancel::cancelled() {
+        if cancel::cancelled() || run.is_cancelled() {
             let mut outcome = ExecOutcome::default();
             cancel::mark(&mut outcome);
             return Ok(outcome);
@@ -402,7 +412,7 @@ impl NativeSandbox {
 
         cgroup.place(pid)?;
         let (msg_tx, msg_rx) = mpsc::channel();
-        let registered = cancel::Registered::new(msg_tx.clone());
+        let registered = cancel::Registered::new(msg_tx.clone(), run);
         let mut status_file = File::from(status_r);
         std::thread::spawn(move || {
             let mut buf = [0u8; MSG_LEN];
@@ -963,9 +973,17 @@ impl tower::Service<ExecRequest> for NativeSandbox {
         Poll::Ready(Ok(()))
     }
 
+    /// Dropping the returned future before the run is done kills the sandbox (the run
+    /// itself goes on on the blocking pool until then).
     fn call(&mut self, req: ExecRequest) -> Self::Future {
         let this = self.clone();
-        crate::blocking::on_blocking_pool(move || this.run_blocking(&req))
+        let run = cancel::RunCancel::default();
+        let on_drop = cancel::CancelOnDrop(run.clone());
+        let work = crate::blocking::on_blocking_pool(move || this.run_cancellable(&req, &run));
+        Box::pin(async move {
+            let _on_drop = on_drop;
+            work.await
+        })
     }
 }
 

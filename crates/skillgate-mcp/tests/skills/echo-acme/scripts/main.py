@@ -1,0 +1,5 @@
+import json
+import sys
+
+data = json.load(sys.stdin)
+print(json.dumps({"n": data["n"], "double": data["n"] * 2}))

@@ -1,0 +1,4 @@
+import json
+import sys
+
+print(json.dumps({"echo": json.load(sys.stdin)}))

@@ -817,3 +817,119 @@ fn it_serves_on_a_unix_socket() {
     assert!(child.wait().unwrap().success());
     assert!(!socket.exists(), "the socket is removed at exit");
 }
+
+/// The official MCP Python SDK (`scripts/mcp-test-client`) over streamable HTTP to the
+/// server's `/mcp` with `key`; `steps` as that client reads them.
+fn mcp_client(server: &Server, key: &str, steps: serde_json::Value) -> serde_json::Value {
+    let mut child = Command::new(common::repo().join("scripts/mcp-test-client"))
+        .args(["bearer", &format!("http://{}/mcp", server.addr), key])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(steps.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the MCP client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn tool_names(answer: &serde_json::Value) -> Vec<String> {
+    answer["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no tools: {answer}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn mcp_at_slash_mcp_serves_the_registry_to_the_keys_agent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| t);
+    let state = tmp.path().join("state");
+    let builder = create_key(
+        &config,
+        &state,
+        &["--builder", "builder-alice", "--tenant", "acme"],
+    );
+    let analyst = create_key(
+        &config,
+        &state,
+        &["--agent", "analyst-1", "--tenant", "acme"],
+    );
+    let assistant = create_key(
+        &config,
+        &state,
+        &["--agent", "alice-assistant", "--tenant", "acme"],
+    );
+    let server = Server::start(&config, &state);
+    let public = tgz(&common::repo().join("examples/skills/count-items"));
+    assert_eq!(server.publish(&builder, &public).0, 201);
+    let private = tgz(&js_skill(
+        tmp.path(),
+        "alice-private",
+        "  skillgate.visibility: private\n",
+    ));
+    assert_eq!(server.publish(&builder, &private).0, 201);
+
+    let steps = serde_json::json!([
+        {"op": "list"},
+        {"op": "call", "name": "count-items", "arguments": {"items": [1, 2, 3]}},
+        {"op": "call", "name": "alice-private", "arguments": {}},
+    ]);
+    // The key decides the agent: two agents, two tool lists.
+    let analyst_answers = mcp_client(&server, &analyst, steps.clone());
+    assert_eq!(tool_names(&analyst_answers[0]), ["count-items"]);
+    let result = &analyst_answers[1]["result"];
+    assert_eq!(result["isError"], false, "{result:#}");
+    assert!(
+        result.to_string().contains("Processed 3 items"),
+        "{result:#}"
+    );
+    // A skill this agent may not see is an unknown tool.
+    assert_eq!(
+        analyst_answers[2]["error"]["code"], -32602,
+        "{:#}",
+        analyst_answers[2]
+    );
+    let assistant_answers = mcp_client(&server, &assistant, steps);
+    assert_eq!(
+        tool_names(&assistant_answers[0]),
+        ["alice-private", "count-items"]
+    );
+    assert_eq!(
+        assistant_answers[2]["result"]["isError"], false,
+        "{:#}",
+        assistant_answers[2]
+    );
+
+    // Every call that ran went through the pipeline and is audited once: the analyst's
+    // count-items, the assistant's count-items and alice-private (the unknown tool ran
+    // nothing).
+    let audit = std::fs::read_to_string(state.join("audit.jsonl")).unwrap();
+    assert_eq!(
+        audit
+            .lines()
+            .filter(|l| l.contains("\"kind\":\"execution\""))
+            .count(),
+        3,
+        "{audit}"
+    );
+
+    // No key: 401; a builder key: 403 (tools are for agents).
+    let init = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
+    let (status, _) = server.json("POST", "/mcp", None, init.clone());
+    assert_eq!(status, 401);
+    let (status, refused) = server.json("POST", "/mcp", Some(&builder), init);
+    assert_eq!(status, 403, "{refused}");
+}

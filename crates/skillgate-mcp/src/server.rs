@@ -28,6 +28,8 @@ pub struct Gateway {
     /// The pipeline; `Err` when reloading changed policy files failed: then no tool is
     /// listed and no call runs (fail closed) until they load again.
     engine: RwLock<Result<Arc<Engine>, String>>,
+    /// Where the engine comes from instead, when a host (`serve`) owns and swaps it.
+    provider: Option<EngineProvider>,
     sources: Vec<Arc<dyn SkillSource>>,
     peers: Mutex<Vec<Peer<RoleServer>>>,
 }
@@ -41,11 +43,27 @@ impl std::fmt::Debug for Gateway {
     }
 }
 
+/// The engine a host keeps (and swaps on reload), asked for at every request.
+pub type EngineProvider = Arc<dyn Fn() -> Arc<Engine> + Send + Sync>;
+
 impl Gateway {
     /// A gateway running `engine`'s pipeline on the skills of `sources`.
     pub fn new(engine: Arc<Engine>, sources: Vec<Arc<dyn SkillSource>>) -> Gateway {
         Gateway {
             engine: RwLock::new(Ok(engine)),
+            provider: None,
+            sources,
+            peers: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// A gateway whose engine belongs to a host that rebuilds it (`serve`: on reload and
+    /// on publish): every request runs on the engine `provider` gives then.
+    pub fn with_provider(provider: EngineProvider, sources: Vec<Arc<dyn SkillSource>>) -> Gateway {
+        let engine = provider();
+        Gateway {
+            engine: RwLock::new(Ok(engine)),
+            provider: Some(provider),
             sources,
             peers: Mutex::new(Vec::new()),
         }
@@ -53,6 +71,9 @@ impl Gateway {
 
     /// The engine, or why the policy files could not be reloaded.
     pub fn engine(&self) -> Result<Arc<Engine>, String> {
+        if let Some(provider) = &self.provider {
+            return Ok(provider());
+        }
         self.engine
             .read()
             .unwrap_or_else(|p| p.into_inner())

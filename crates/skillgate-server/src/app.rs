@@ -23,7 +23,10 @@ pub fn router(state: Arc<ServerState>) -> Router {
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
-        .merge(authenticated(state.clone(), Router::new()))
+        .merge(authenticated(
+            state.clone(),
+            crate::mcp::routes(state.clone()),
+        ))
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(state.clone(), request_scope))
         .with_state(state)

@@ -10,6 +10,7 @@
 //!   request's extensions as a [`Principal`].
 //! - [`registry`]: publishing `.tar.gz` skill folders, listing what a caller may run.
 //! - [`runs`]: skill and bare-script runs answered with `skillgate::Report`.
+//! - [`mcp`]: the registry's skills as MCP tools at `/mcp`, for agent keys.
 //! - The keys and the registry live in a [`skillgate_store::Store`] (SQLite in the state
 //!   directory).
 
@@ -18,6 +19,7 @@ pub mod app;
 pub mod auth;
 pub mod error;
 pub mod keys;
+pub mod mcp;
 pub mod piston;
 pub mod protect;
 pub mod ratelimit;

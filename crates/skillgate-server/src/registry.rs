@@ -25,18 +25,22 @@ pub struct RunnableSkill {
     pub skill: Arc<Skill>,
 }
 
-/// The latest runnable (not blocked) version of each skill of `tenant`, loaded.
-fn latest_of_tenant(state: &ServerState, tenant: &str) -> Result<Vec<RunnableSkill>, ApiError> {
+/// The latest runnable (not blocked) version of each skill of `tenant` (of every tenant
+/// with `None`), loaded.
+pub fn latest_runnable(
+    state: &ServerState,
+    tenant: Option<&str>,
+) -> Result<Vec<RunnableSkill>, ApiError> {
     let mut latest: Vec<SkillVersion> = Vec::new();
     for v in state.store().all_versions()? {
-        if v.tenant != tenant || v.verdict == PublishVerdict::Block {
+        if tenant.is_some_and(|t| v.tenant != t) || v.verdict == PublishVerdict::Block {
             continue;
         }
         // Oldest first: a later version of a name replaces the earlier one.
-        latest.retain(|o| o.name != v.name);
+        latest.retain(|o| o.name != v.name || o.tenant != v.tenant);
         latest.push(v);
     }
-    latest.sort_by(|a, b| a.name.cmp(&b.name));
+    latest.sort_by(|a, b| (&a.name, &a.tenant).cmp(&(&b.name, &b.tenant)));
     latest
         .into_iter()
         .map(|v| {
@@ -54,7 +58,7 @@ pub fn runnable_skills(
     state: &ServerState,
     caller: &Caller,
 ) -> Result<Vec<RunnableSkill>, ApiError> {
-    let all = latest_of_tenant(state, &caller.tenant)?;
+    let all = latest_runnable(state, Some(&caller.tenant))?;
     let engine = state.engine();
     let skills: Vec<Skill> = all.iter().map(|r| (*r.skill).clone()).collect();
     // No policy gate (never the case in `serve`): nothing is listed, fail closed.

@@ -5,6 +5,8 @@ Usage:
     mcp_client.py http URL AGENT             (streamable HTTP; AGENT goes in the
                                               `x-test-agent` header the test's stand-in
                                               authentication reads; `-`: no header)
+    mcp_client.py bearer URL KEY             (streamable HTTP to `skillgate serve`'s /mcp,
+                                              with `Authorization: Bearer KEY`)
 
 `--legacy` connects with the `initialize` handshake (protocol 2025-11-25 and earlier)
 instead of letting the client choose.
@@ -102,6 +104,10 @@ def main():
         url, agent = args[1], args[2]
         headers = {} if agent == "-" else {"x-test-agent": agent}
         http = httpx2.AsyncClient(headers=headers, timeout=120)
+        server = streamable_http_client(url, http_client=http)
+    elif kind == "bearer":
+        url, key = args[1], args[2]
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"}, timeout=120)
         server = streamable_http_client(url, http_client=http)
     else:
         raise SystemExit(f"unknown transport {kind!r}")

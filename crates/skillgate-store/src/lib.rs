@@ -1,8 +1,10 @@
 //! The state a skillgate service keeps besides the monitor's: API keys and the skill
 //! registry, behind the [`Store`] trait.
 //!
-//! [`SqliteStore`] (a file in the state directory) is the embedded default. The trait is
-//! the seam for another backend (PostgreSQL, for several replicas): it speaks only in
+//! [`SqliteStore`] (a file in the state directory) is the embedded default; [`PgStore`]
+//! (`[store] url = "postgres://..."`) keeps the same records in a PostgreSQL database
+//! several replicas share, and [`pg`] is its connection, which the monitor's PostgreSQL
+//! state uses too. The trait speaks only in
 //! plain records, every method is one transaction, and nothing above it sees SQL. It is
 //! synchronous; an async caller runs it on its blocking pool (`spawn_blocking`), which
 //! suits both rusqlite and a synchronous PostgreSQL client.
@@ -21,8 +23,11 @@
 //! assert!(store.key_by_hash("hash-of-the-secret").unwrap().unwrap().revoked_ms.is_some());
 //! ```
 
+pub mod pg;
+mod pgstore;
 mod sqlite;
 
+pub use pgstore::PgStore;
 pub use sqlite::{FILE_NAME, SqliteStore};
 
 use serde::{Deserialize, Serialize};

@@ -105,6 +105,15 @@ impl PgConn {
         &self.shown
     }
 
+    /// The connection was lost (the last call failed on it); the next call reconnects.
+    pub fn is_broken(&self) -> bool {
+        self.client
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .as_ref()
+            .is_none_or(Client::is_closed)
+    }
+
     /// Runs `f` with the connection (opening it again if the server closed it).
     pub fn with<R: Send>(
         &self,

@@ -95,7 +95,7 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
                     message: e.to_string(),
                 }
             })?;
-        quarantine = monitor.store().clone();
+        quarantine = monitor.store().clone().into_quarantine_source();
         monitor_layer = Some(skillgate_monitor::MonitorLayer::new(monitor));
     }
     let mut gate = None;

@@ -32,6 +32,39 @@ pub use sqlite::{FILE_NAME, SqliteStore};
 
 use serde::{Deserialize, Serialize};
 
+/// The `[store]` section of `skillgate.toml`: where the state several processes share
+/// lives. Without `url`, each keeps it in SQLite in the state directory (the monitor's
+/// `state.db` and `audit.jsonl`, the service's `server.db`); with
+/// `url = "postgres://..."`, the keys, the registry, the monitor's state and the audit
+/// trail are in that PostgreSQL database, shared by every replica naming it.
+#[derive(Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreConfig {
+    /// A PostgreSQL URL (`postgres://user:password@host:port/database`).
+    pub url: Option<String>,
+}
+
+/// Shows the URL without its password (a config is logged and printed).
+impl std::fmt::Debug for StoreConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreConfig")
+            .field("url", &self.url.as_deref().map(pg::redact_url))
+            .finish()
+    }
+}
+
+impl StoreConfig {
+    /// The keys and registry store these settings name: [`PgStore`] at `url`, else
+    /// [`SqliteStore`] in `state_dir`. A database that cannot be reached is an error
+    /// (naming the URL without its password): a service refuses to start on it.
+    pub fn open(&self, state_dir: &std::path::Path) -> Result<Box<dyn Store>, StoreError> {
+        Ok(match &self.url {
+            Some(url) => Box::new(PgStore::open(url)?),
+            None => Box::new(SqliteStore::open(state_dir)?),
+        })
+    }
+}
+
 /// A store that cannot answer. Callers fail closed on it.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

@@ -39,6 +39,10 @@ enum Command {
     /// Create a skill folder, or check one without running it.
     #[command(subcommand)]
     Skill(cmd::skill::SkillCommand),
+    /// Serve the pipeline over HTTP (API keys, a skill registry, runs).
+    Serve(cmd::serve::ServeArgs),
+    /// Create, list and revoke the API keys of `serve`.
+    Keys(cmd::keys::KeysArgs),
 }
 
 /// `skillgate scan ...`.
@@ -72,6 +76,8 @@ fn main() -> ExitCode {
         Command::Scan(ScanCommand::Code(args)) => cmd::scan_code::run(args),
         Command::Rules(c) => cmd::rules::run(c),
         Command::Skill(c) => cmd::skill::run(c),
+        Command::Serve(args) => cmd::serve::run(args),
+        Command::Keys(args) => cmd::keys::run(args),
     };
     match result {
         Ok(code) => code,

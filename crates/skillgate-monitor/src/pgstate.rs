@@ -138,12 +138,25 @@ impl PgState {
             .map_err(store)
     }
 
+    fn rows<T: Send>(
+        &self,
+        sql: &str,
+        row: impl Fn(&Row) -> T + Send + Sync,
+    ) -> Result<Vec<T>, StoreError> {
+        self.conn
+            .with(|c| {
+                c.query(sql, &[])
+                    .map(|rows| rows.iter().map(&row).collect())
+            })
+            .map_err(store)
+    }
+
     /// The agent's quarantine, if any, whichever tenant it was recorded in.
     pub fn quarantine_of(&self, agent: &str) -> Result<Option<QuarantineEntry>, StoreError> {
         self.conn
             .with(|c| {
                 c.query_opt(QUARANTINE_OF, &[&agent])
-                    .map(|r| r.map(quarantine_row))
+                    .map(|r| r.as_ref().map(quarantine_row))
             })
             .map_err(store)
     }
@@ -152,7 +165,7 @@ impl PgState {
 const QUARANTINE_OF: &str =
     "SELECT tenant, agent, since_ms, reason FROM monitor_quarantine WHERE agent = $1";
 
-fn quarantine_row(r: Row) -> QuarantineEntry {
+fn quarantine_row(r: &Row) -> QuarantineEntry {
     QuarantineEntry {
         tenant: r.get(0),
         agent: r.get(1),
@@ -253,6 +266,54 @@ impl MonitorState for PgState {
     fn into_quarantine_source(self: Arc<Self>) -> Arc<dyn QuarantineSource> {
         self
     }
+
+    fn counters(&self) -> Result<Vec<(String, String, f64)>, StoreError> {
+        self.rows(
+            "SELECT name, labels, value FROM monitor_counters ORDER BY name, labels",
+            |r| (r.get(0), r.get(1), r.get(2)),
+        )
+    }
+
+    fn histograms(&self) -> Result<Vec<(String, String, usize, u64)>, StoreError> {
+        self.rows(
+            "SELECT name, labels, bucket, count FROM monitor_histograms ORDER BY name, labels, bucket",
+            |r| {
+                (
+                    r.get(0),
+                    r.get(1),
+                    r.get::<_, i64>(2) as usize,
+                    r.get::<_, i64>(3) as u64,
+                )
+            },
+        )
+    }
+
+    fn quarantined(&self) -> Result<Vec<QuarantineEntry>, StoreError> {
+        self.rows(
+            "SELECT tenant, agent, since_ms, reason FROM monitor_quarantine ORDER BY tenant, agent",
+            quarantine_row,
+        )
+    }
+
+    fn flagged_skills(&self) -> Result<Vec<SkillFlag>, StoreError> {
+        self.rows(
+            "SELECT digest, skill, since_ms, reason FROM monitor_skill_flags ORDER BY since_ms, digest",
+            |r| SkillFlag {
+                digest: r.get(0),
+                skill: r.get(1),
+                since_ms: r.get(2),
+                reason: r.get(3),
+            },
+        )
+    }
+
+    fn agents(&self) -> Result<Vec<(String, String)>, StoreError> {
+        self.rows(
+            "SELECT tenant, agent FROM monitor_baselines UNION SELECT tenant, agent FROM monitor_events
+             UNION SELECT tenant, agent FROM monitor_quarantine ORDER BY 1, 2",
+            |r| (r.get(0), r.get(1)),
+        )
+    }
 }
 
 /// One recording transaction. The client's calls take `&mut`; the seam's take `&self`
@@ -284,7 +345,10 @@ fn statuses(s: &[Status]) -> Vec<&'static str> {
 
 impl StateTx for PgTx<'_> {
     fn quarantine_of(&self, agent: &str) -> Result<Option<QuarantineEntry>, StoreError> {
-        Ok(self.one(QUARANTINE_OF, &[&agent])?.map(quarantine_row))
+        Ok(self
+            .one(QUARANTINE_OF, &[&agent])?
+            .as_ref()
+            .map(quarantine_row))
     }
 
     fn skill_flag(&self, digest: &str) -> Result<Option<SkillFlag>, StoreError> {

@@ -5,7 +5,7 @@
 //! [`Store`] (SQLite in the state directory, with the JSON Lines audit trail) is the
 //! embedded default; [`PgState`](crate::PgState) keeps the same state in PostgreSQL for
 //! several processes on several machines (`[store] url`).
-use crate::audit::AuditRecord;
+use crate::audit::{AuditRecord, AuthFailureRecord};
 use crate::baseline::Baselines;
 use crate::detections::History;
 use crate::store::{EventRow, QuarantineEntry, SkillFlag, Store, StoreError, ThrottleCheck, Tx};
@@ -44,6 +44,17 @@ pub trait MonitorState: QuarantineSource {
 
     /// This state as the policy layer's quarantine lookup.
     fn into_quarantine_source(self: Arc<Self>) -> Arc<dyn QuarantineSource>;
+
+    /// Counter values: `(name, labels, value)`, sorted (for [`metrics::render`](crate::metrics::render)).
+    fn counters(&self) -> Result<Vec<(String, String, f64)>, StoreError>;
+    /// Histogram buckets: `(name, labels, bucket index, count)`, sorted.
+    fn histograms(&self) -> Result<Vec<(String, String, usize, u64)>, StoreError>;
+    /// Every quarantined agent.
+    fn quarantined(&self) -> Result<Vec<QuarantineEntry>, StoreError>;
+    /// Every flagged skill.
+    fn flagged_skills(&self) -> Result<Vec<SkillFlag>, StoreError>;
+    /// Agents the state has seen (tenant, agent), sorted.
+    fn agents(&self) -> Result<Vec<(String, String)>, StoreError>;
 }
 
 impl dyn MonitorState {
@@ -60,6 +71,19 @@ impl dyn MonitorState {
             Ok(())
         })?;
         out.ok_or_else(|| StoreError::Db("the transaction did not run".into()))
+    }
+
+    /// Records a refused credential: an `auth_failure` audit record, and
+    /// `skillgate_auth_failures_total{reason}` counted.
+    pub fn record_auth_failure(&self, record: AuthFailureRecord) -> Result<(), StoreError> {
+        self.transact(|tx| {
+            tx.count(
+                "skillgate_auth_failures_total",
+                &crate::metrics::label("reason", &record.reason),
+                1.0,
+            )?;
+            tx.append_audit(&AuditRecord::AuthFailure(record.clone()))
+        })
     }
 }
 
@@ -178,6 +202,26 @@ impl MonitorState for Store {
 
     fn into_quarantine_source(self: Arc<Self>) -> Arc<dyn QuarantineSource> {
         self
+    }
+
+    fn counters(&self) -> Result<Vec<(String, String, f64)>, StoreError> {
+        Store::counters(self)
+    }
+
+    fn histograms(&self) -> Result<Vec<(String, String, usize, u64)>, StoreError> {
+        Store::histograms(self)
+    }
+
+    fn quarantined(&self) -> Result<Vec<QuarantineEntry>, StoreError> {
+        Store::quarantined(self)
+    }
+
+    fn flagged_skills(&self) -> Result<Vec<SkillFlag>, StoreError> {
+        Store::flagged_skills(self)
+    }
+
+    fn agents(&self) -> Result<Vec<(String, String)>, StoreError> {
+        Store::agents(self)
     }
 }
 

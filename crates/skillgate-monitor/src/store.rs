@@ -554,15 +554,7 @@ impl Store {
     /// Records a refused credential: an `auth_failure` audit record, and
     /// `skillgate_auth_failures_total{reason}` counted.
     pub fn record_auth_failure(&self, record: audit::AuthFailureRecord) -> Result<(), StoreError> {
-        self.transact(|tx| {
-            tx.count(
-                "skillgate_auth_failures_total",
-                &crate::metrics::label("reason", &record.reason),
-                1.0,
-            )?;
-            tx.append_audit(&AuditRecord::AuthFailure(record))?;
-            Ok(())
-        })
+        (self as &dyn crate::MonitorState).record_auth_failure(record)
     }
 
     /// Agents the store has seen (tenant, agent), sorted.

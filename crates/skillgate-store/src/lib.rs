@@ -87,6 +87,8 @@ pub enum Role {
     Agent,
     /// Publishes skills, as the builder the key names.
     Builder,
+    /// Operates the service (reloads its configuration); runs and publishes nothing.
+    Operator,
 }
 
 impl Role {
@@ -95,6 +97,18 @@ impl Role {
         match self {
             Role::Agent => "agent",
             Role::Builder => "builder",
+            Role::Operator => "operator",
+        }
+    }
+}
+
+impl Role {
+    /// `an agent`, `a builder`, `an operator`.
+    pub fn with_article(self) -> &'static str {
+        match self {
+            Role::Agent => "an agent",
+            Role::Builder => "a builder",
+            Role::Operator => "an operator",
         }
     }
 }
@@ -105,7 +119,10 @@ impl std::str::FromStr for Role {
         match s {
             "agent" => Ok(Role::Agent),
             "builder" => Ok(Role::Builder),
-            _ => Err(format!("unknown role `{s}` (expected agent or builder)")),
+            "operator" => Ok(Role::Operator),
+            _ => Err(format!(
+                "unknown role `{s}` (expected agent, builder or operator)"
+            )),
         }
     }
 }

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 pub(crate) mod emit;
+pub(crate) mod keys;
 pub(crate) mod monitor;
 pub(crate) mod policy;
 pub(crate) mod rules;
@@ -7,4 +8,5 @@ pub(crate) mod run;
 pub(crate) mod runtime;
 pub(crate) mod scan_code;
 pub(crate) mod scan_output;
+pub(crate) mod serve;
 pub(crate) mod skill;

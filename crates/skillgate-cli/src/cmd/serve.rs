@@ -1,0 +1,61 @@
+//! `skillgate serve`: the pipeline as an HTTP service.
+use crate::UsageError;
+use clap::Args;
+use skillgate_server::{Listen, ServerState, Settings};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// The config file (skillgate.toml); reloaded on SIGHUP.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The state directory (the monitor's state, the keys and the skill registry).
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// Where to listen: IP:PORT (port 0: any free port) or unix:PATH.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    listen: Listen,
+    /// How long the runs in flight get to finish after SIGTERM or SIGINT before they are
+    /// cancelled, e.g. `30s`.
+    #[arg(long, value_name = "DURATION", default_value = "30s", value_parser = skillgate::units::parse_duration)]
+    drain: std::time::Duration,
+    /// Requests each API key may make a minute (bursts of as many); over it, 429.
+    #[arg(long, value_name = "N", default_value_t = skillgate_server::ratelimit::DEFAULT_PER_MINUTE)]
+    rate_limit: u32,
+}
+
+pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, UsageError> {
+    tracing_subscriber::fmt()
+        .json()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    let state = ServerState::open(Settings {
+        config: args.config,
+        state_dir: args.state_dir,
+    })?
+    .with_rate_limit(args.rate_limit);
+    for notice in state.engine().notices() {
+        tracing::warn!(notice = %notice, "engine");
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    rt.block_on(skillgate_server::serve(
+        Arc::new(state),
+        args.listen,
+        args.drain,
+        |addr| {
+            // The first line of stdout: scripts and tests read the bound address here.
+            println!("listening on {addr}");
+            tracing::info!(addr, "listening");
+        },
+    ))?;
+    Ok(ExitCode::SUCCESS)
+}

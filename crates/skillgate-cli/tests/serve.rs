@@ -1,0 +1,714 @@
+//! `skillgate serve` end to end: the real binary on an ephemeral 127.0.0.1 port, keys made
+//! with `skillgate keys`, skills published as `.tar.gz` and run over HTTP.
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+fn bin() -> PathBuf {
+    assert_cmd::cargo::cargo_bin("skillgate")
+}
+
+/// A running server, stopped with SIGTERM when dropped.
+struct Server {
+    child: Child,
+    addr: String,
+}
+
+impl Server {
+    fn start(config: &Path, state: &Path) -> Server {
+        Server::start_with(config, state, &[])
+    }
+
+    fn start_with(config: &Path, state: &Path, extra: &[&str]) -> Server {
+        let mut child = Command::new(bin())
+            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+            .arg(config)
+            .args(extra)
+            .arg("--state-dir")
+            .arg(state)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let addr = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .to_string();
+        Server { child, addr }
+    }
+
+    /// Sends one request; returns the status and the body.
+    fn call(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        content_type: &str,
+        body: &[u8],
+    ) -> (u16, Vec<u8>) {
+        let mut s = TcpStream::connect(&self.addr).unwrap();
+        let auth = key.map_or(String::new(), |k| format!("Authorization: Bearer {k}\r\n"));
+        write!(
+            s,
+            "{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n{auth}Content-Type: {content_type}\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .unwrap();
+        s.write_all(body).unwrap();
+        let mut raw = Vec::new();
+        s.read_to_end(&mut raw).unwrap();
+        let split = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let head = String::from_utf8_lossy(&raw[..split]).to_string();
+        let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+        let mut body = raw[split + 4..].to_vec();
+        if head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked")
+        {
+            body = dechunk(&body);
+        }
+        (status, body)
+    }
+
+    fn json(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        body: serde_json::Value,
+    ) -> (u16, serde_json::Value) {
+        let (status, body) = self.call(
+            method,
+            path,
+            key,
+            "application/json",
+            &serde_json::to_vec(&body).unwrap(),
+        );
+        (status, serde_json::from_slice(&body).unwrap())
+    }
+
+    fn get(&self, path: &str, key: Option<&str>) -> (u16, serde_json::Value) {
+        let (status, body) = self.call("GET", path, key, "application/json", b"");
+        (status, serde_json::from_slice(&body).unwrap())
+    }
+
+    fn publish(&self, key: &str, tgz: &[u8]) -> (u16, serde_json::Value) {
+        let (status, body) = self.call("POST", "/v1/skills", Some(key), "application/gzip", tgz);
+        (status, serde_json::from_slice(&body).unwrap())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+fn dechunk(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let end = b.windows(2).position(|w| w == b"\r\n").unwrap();
+        let n = usize::from_str_radix(std::str::from_utf8(&b[..end]).unwrap().trim(), 16).unwrap();
+        if n == 0 {
+            return out;
+        }
+        out.extend_from_slice(&b[end + 2..end + 2 + n]);
+        b = &b[end + 2 + n + 2..];
+    }
+}
+
+/// `skillgate keys create ...`: the key on the last line of stdout.
+fn create_key(config: &Path, state: &Path, args: &[&str]) -> String {
+    let out = Command::new(bin())
+        .args(["keys", "create"])
+        .args(args)
+        .arg("--config")
+        .arg(config)
+        .arg("--state-dir")
+        .arg(state)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.lines().last().unwrap().to_string()
+}
+
+/// A `.tar.gz` of folder `dir` (as `tar czf - -C parent name`).
+fn tgz(dir: &Path) -> Vec<u8> {
+    let out = Command::new("tar")
+        .arg("czf")
+        .arg("-")
+        .arg("-C")
+        .arg(dir.parent().unwrap())
+        .arg(dir.file_name().unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    out.stdout
+}
+
+/// A JavaScript skill folder `name` in `parent`, with extra SKILL.md metadata lines.
+fn js_skill(parent: &Path, name: &str, metadata: &str) -> PathBuf {
+    let dir = parent.join(name);
+    std::fs::create_dir_all(dir.join("scripts")).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!(
+            "---\nname: {name}\ndescription: Answers hello. Use for tests.\nmetadata:\n  skillgate.language: javascript\n  skillgate.entry: scripts/main.js\n{metadata}---\n\n# {name}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("scripts/main.js"),
+        "process.stdout.write(JSON.stringify({hello: 'world'}));\n",
+    )
+    .unwrap();
+    dir
+}
+
+fn names(listing: &serde_json::Value) -> Vec<String> {
+    listing["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn publish_run_list_and_refuse_over_http() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| t);
+    let state = tmp.path().join("state");
+    let builder = create_key(
+        &config,
+        &state,
+        &["--builder", "builder-alice", "--tenant", "acme"],
+    );
+    let analyst = create_key(
+        &config,
+        &state,
+        &["--agent", "analyst-1", "--tenant", "acme"],
+    );
+    let assistant = create_key(
+        &config,
+        &state,
+        &["--agent", "alice-assistant", "--tenant", "acme"],
+    );
+    let server = Server::start(&config, &state);
+
+    // Publish a public skill and a private one of builder-alice.
+    let public = tgz(&common::repo().join("examples/skills/count-items"));
+    let (status, published) = server.publish(&builder, &public);
+    assert_eq!(status, 201, "{published}");
+    assert_eq!(published["verdict"], "pass");
+    assert_eq!(published["owner"], "builder-alice");
+    let private = tgz(&js_skill(
+        tmp.path(),
+        "alice-private",
+        "  skillgate.visibility: private\n",
+    ));
+    assert_eq!(server.publish(&builder, &private).0, 201);
+    // Versions are immutable.
+    assert_eq!(server.publish(&builder, &private).0, 409);
+
+    // Run with a key; refused without one.
+    let input = serde_json::json!({"input": {"items": [1, 2, 3]}});
+    let (status, report) = server.json(
+        "POST",
+        "/v1/skills/count-items/runs",
+        Some(&analyst),
+        input.clone(),
+    );
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["status"], "ok", "{report}");
+    assert!(
+        report["stdout"]
+            .as_str()
+            .unwrap()
+            .contains("Processed 3 items"),
+        "{report}"
+    );
+    let request_id = report["request_id"].as_str().unwrap().to_string();
+    let (status, refused) = server.json("POST", "/v1/skills/count-items/runs", None, input.clone());
+    assert_eq!(status, 401, "{refused}");
+    assert_eq!(refused["error"]["code"], "unauthorized");
+
+    // Two agents see different sets: the private skill only for its builder's agent.
+    let (_, listed) = server.get("/v1/skills", Some(&analyst));
+    assert_eq!(names(&listed), ["count-items"]);
+    let (_, listed) = server.get("/v1/skills", Some(&assistant));
+    assert_eq!(names(&listed), ["alice-private", "count-items"]);
+    let (status, versions) = server.get("/v1/skills/count-items", Some(&analyst));
+    assert_eq!(status, 200);
+    assert_eq!(versions["versions"][0]["verdict"], "pass");
+
+    // The same request id in the report and the audit trail; the refusal audited too.
+    let audit = std::fs::read_to_string(state.join("audit.jsonl")).unwrap();
+    assert!(
+        audit.contains(&format!("\"request_id\":\"{request_id}\"")),
+        "{audit}"
+    );
+    assert!(audit.contains("\"kind\":\"auth_failure\""), "{audit}");
+    // The monitor's metrics, with the refusal counted.
+    let text = metrics(&server);
+    assert!(
+        text.contains("skillgate_executions_total{status=\"ok\"}"),
+        "{text}"
+    );
+    assert!(
+        text.contains("skillgate_auth_failures_total{reason=\"missing\"} 1"),
+        "{text}"
+    );
+}
+
+#[test]
+fn roles_claims_and_bad_input_get_4xx_json_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| t);
+    let state = tmp.path().join("state");
+    let builder = create_key(
+        &config,
+        &state,
+        &["--builder", "builder-alice", "--tenant", "acme"],
+    );
+    let analyst = create_key(
+        &config,
+        &state,
+        &["--agent", "analyst-1", "--tenant", "acme"],
+    );
+    let server = Server::start(&config, &state);
+    let skill = tgz(&js_skill(
+        tmp.path(),
+        "hello",
+        "  skillgate.visibility: public\n",
+    ));
+
+    // An agent key cannot publish; a builder key cannot run.
+    let (status, e) = server.publish(&analyst, &skill);
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (403, Some("forbidden")),
+        "{e}"
+    );
+    assert_eq!(server.publish(&builder, &skill).0, 201);
+    let (status, e) = server.json(
+        "POST",
+        "/v1/skills/hello/runs",
+        Some(&builder),
+        serde_json::json!({}),
+    );
+    assert_eq!(status, 403, "{e}");
+
+    // A SKILL.md claiming another owner is refused, naming the field.
+    let other = tgz(&js_skill(
+        tmp.path(),
+        "claims",
+        "  skillgate.owner: builder-bob\n",
+    ));
+    let (status, e) = server.publish(&builder, &other);
+    assert_eq!(status, 403, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("skillgate.owner"),
+        "{e}"
+    );
+
+    // A SKILL.md that does not parse, and a tar with `..`.
+    let broken = tmp.path().join("broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(broken.join("SKILL.md"), "---\nname: [\n---\n").unwrap();
+    let (status, e) = server.publish(&builder, &tgz(&broken));
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (400, Some("bad_skill")),
+        "{e}"
+    );
+    let evil = Command::new("tar")
+        .args(["czf", "-", "-P", "--transform", "s,^,../,", "-C"])
+        .arg(tmp.path())
+        .arg("hello")
+        .output()
+        .unwrap()
+        .stdout;
+    let (status, e) = server.publish(&builder, &evil);
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (400, Some("bad_archive")),
+        "{e}"
+    );
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains("`..`"),
+        "{e}"
+    );
+
+    // Malformed JSON, a wrong content type, deep nesting, an unknown skill or version.
+    let (status, body) = server.call(
+        "POST",
+        "/v1/skills/hello/runs",
+        Some(&analyst),
+        "application/json",
+        b"{nope",
+    );
+    let e: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (400, Some("bad_json")),
+        "{e}"
+    );
+    let (status, _) = server.call(
+        "POST",
+        "/v1/skills/hello/runs",
+        Some(&analyst),
+        "text/plain",
+        b"{}",
+    );
+    assert_eq!(status, 415);
+    let deep = format!("{{\"input\": {}1{}}}", "[".repeat(100), "]".repeat(100));
+    let (status, body) = server.call(
+        "POST",
+        "/v1/skills/hello/runs",
+        Some(&analyst),
+        "application/json",
+        deep.as_bytes(),
+    );
+    let e: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (400, Some("too_deep")),
+        "{e}"
+    );
+    let (status, e) = server.json(
+        "POST",
+        "/v1/skills/nope/runs",
+        Some(&analyst),
+        serde_json::json!({}),
+    );
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (404, Some("unknown_skill")),
+        "{e}"
+    );
+    let (status, e) = server.json(
+        "POST",
+        "/v1/skills/hello/runs",
+        Some(&analyst),
+        serde_json::json!({"version": "0".repeat(5000)}),
+    );
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (404, Some("unknown_version")),
+        "{e}"
+    );
+    assert!(e["error"]["message"].as_str().unwrap().len() < 400, "{e}");
+    let (status, e) = server.json(
+        "POST",
+        "/v1/runs",
+        Some(&analyst),
+        serde_json::json!({"language": "cobol", "code": ""}),
+    );
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (400, Some("unknown_language")),
+        "{e}"
+    );
+
+    // A bare script of the caller's own runs.
+    let (status, report) = server.json(
+        "POST",
+        "/v1/runs",
+        Some(&analyst),
+        serde_json::json!({"language": "python", "code": "print('hi')", "input": {}}),
+    );
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["status"], "ok", "{report}");
+
+    // A revoked key is refused.
+    let listed = Command::new(bin())
+        .args(["keys", "list", "--config"])
+        .arg(&config)
+        .arg("--state-dir")
+        .arg(&state)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(listed.stdout).unwrap();
+    let id = text
+        .lines()
+        .find(|l| l.contains("analyst-1"))
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let revoked = Command::new(bin())
+        .args(["keys", "revoke", &id, "--config"])
+        .arg(&config)
+        .arg("--state-dir")
+        .arg(&state)
+        .status()
+        .unwrap();
+    assert!(revoked.success());
+    let (status, e) = server.get("/v1/skills", Some(&analyst));
+    assert_eq!(status, 401, "{e}");
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains("revoked"),
+        "{e}"
+    );
+}
+
+/// The venv `scripts/install-test-deps` fills with the Piston client `piston-rspy`.
+fn piston_python() -> PathBuf {
+    let venv = std::env::var_os("SKILLGATE_PISTON_VENV").map_or_else(
+        || PathBuf::from("/var/cache/skillgate/piston-venv"),
+        PathBuf::from,
+    );
+    let python = venv.join("bin/python");
+    assert!(
+        python.exists(),
+        "no Piston client at {}: run scripts/install-test-deps",
+        python.display()
+    );
+    python
+}
+
+const PISTON_CLIENT: &str = r#"
+import asyncio, json, sys, piston_rspy as p
+async def main(url, key):
+    c = p.Client.with_url_and_key(url, key)
+    out = {"runtimes": [r.language for r in await c.fetch_runtimes()]}
+    ok = await c.execute(p.Executor().set_language("python").set_version("*")
+        .add_file(p.File(name="main.py", content="import sys, json\nprint(json.load(sys.stdin)['n'] * 2)"))
+        .set_stdin('{"n": 21}'))
+    out["ok"] = [ok.status, ok.language, ok.run.stdout, ok.run.code]
+    failed = await c.execute(p.Executor().set_language("javascript")
+        .add_file(p.File(content="process.exit(3)")))
+    out["failed"] = [failed.status, failed.run.code]
+    blocked = await c.execute(p.Executor().set_language("python")
+        .add_file(p.File(content="import os\nos.system('id')")))
+    out["blocked"] = [blocked.status, blocked.is_err()]
+    unknown = await c.execute(p.Executor().set_language("cobol").add_file(p.File(content="x")))
+    out["unknown"] = [unknown.status, unknown.is_err()]
+    print(json.dumps(out))
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"#;
+
+#[test]
+fn a_real_piston_client_runs_code_through_the_pipeline() {
+    let python = piston_python();
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| t);
+    let state = tmp.path().join("state");
+    let analyst = create_key(
+        &config,
+        &state,
+        &["--agent", "analyst-1", "--tenant", "acme"],
+    );
+    let server = Server::start(&config, &state);
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(PISTON_CLIENT)
+        .arg(format!("http://{}/api/v2", server.addr))
+        .arg(&analyst)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["runtimes"], serde_json::json!(["python", "javascript"]));
+    assert_eq!(
+        v["ok"],
+        serde_json::json!([200, "python", "42\n", 0]),
+        "{v}"
+    );
+    assert_eq!(v["failed"], serde_json::json!([200, 3]), "{v}");
+    // The pre-scan's block is an error the client sees.
+    assert_eq!(v["blocked"], serde_json::json!([403, true]), "{v}");
+    assert_eq!(v["unknown"], serde_json::json!([400, true]), "{v}");
+    // Without the key, refused.
+    let (status, _) = server.call("GET", "/api/v2/runtimes", None, "application/json", b"");
+    assert_eq!(status, 401);
+}
+
+fn metrics(server: &Server) -> String {
+    let (status, body) = server.call("GET", "/metrics", None, "text/plain", b"");
+    assert_eq!(status, 200);
+    String::from_utf8(body).unwrap()
+}
+
+fn signal(server: &Server, sig: &str) {
+    let ok = Command::new("kill")
+        .args([&format!("-{sig}"), &server.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+}
+
+#[test]
+fn a_bad_new_config_is_refused_and_the_old_one_kept() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| t);
+    let good = std::fs::read_to_string(&config).unwrap();
+    let state = tmp.path().join("state");
+    let operator = create_key(
+        &config,
+        &state,
+        &["--operator", "oncall", "--tenant", "acme"],
+    );
+    let analyst = create_key(
+        &config,
+        &state,
+        &["--agent", "analyst-1", "--tenant", "acme"],
+    );
+    let server = Server::start(&config, &state);
+    let script = serde_json::json!({"language": "python", "code": "print(1)"});
+    let status_of_run = |server: &Server| {
+        let (code, report) = server.json("POST", "/v1/runs", Some(&analyst), script.clone());
+        assert_eq!(code, 200, "{report}");
+        report["status"].as_str().unwrap().to_string()
+    };
+    assert_eq!(status_of_run(&server), "ok");
+
+    std::fs::write(&config, "[limits\nnot toml").unwrap();
+    let (code, e) = server.json(
+        "POST",
+        "/v1/admin/reload",
+        Some(&operator),
+        serde_json::json!({}),
+    );
+    assert_eq!(
+        (code, e["error"]["code"].as_str()),
+        (422, Some("config_refused")),
+        "{e}"
+    );
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("skillgate.toml"),
+        "{e}"
+    );
+    let (code, _) = server.json(
+        "POST",
+        "/v1/admin/reload",
+        Some(&analyst),
+        serde_json::json!({}),
+    );
+    assert_eq!(code, 403);
+    signal(&server, "HUP");
+    // The old engine serves on, after both refusals.
+    assert_eq!(status_of_run(&server), "ok");
+
+    // A good new config takes effect: analyst-1 loses the right to run code.
+    let entities = tmp.path().join("entities.json");
+    let text = std::fs::read_to_string(&entities).unwrap();
+    std::fs::write(
+        &entities,
+        text.replacen(
+            "\"can_execute_code\": true",
+            "\"can_execute_code\": false",
+            1,
+        ),
+    )
+    .unwrap();
+    std::fs::write(&config, good).unwrap();
+    let (code, answer) = server.json(
+        "POST",
+        "/v1/admin/reload",
+        Some(&operator),
+        serde_json::json!({}),
+    );
+    assert_eq!(code, 200, "{answer}");
+    assert_eq!(status_of_run(&server), "denied");
+}
+
+#[test]
+fn sigterm_drains_then_cancels_the_runs_left_and_audits_them() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| t);
+    let state = tmp.path().join("state");
+    let analyst = create_key(
+        &config,
+        &state,
+        &["--agent", "analyst-1", "--tenant", "acme"],
+    );
+    let mut server = Server::start_with(&config, &state, &["--drain", "500ms"]);
+    let long = std::thread::scope(|scope| {
+        let long = scope.spawn(|| {
+            server.json(
+                "POST",
+                "/v1/runs",
+                Some(&analyst),
+                serde_json::json!({"language": "python", "code": "import time\ntime.sleep(8)"}),
+            )
+        });
+        // Once the server serves the run, stop it: the run outlasts the drain.
+        while !metrics(&server).contains("skillgate_server_runs_in_flight 1") {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        signal(&server, "TERM");
+        long.join().unwrap()
+    });
+    let (code, report) = long;
+    assert_eq!(code, 200, "{report}");
+    assert_eq!(report["status"], "error", "{report}");
+    assert!(
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule_id"] == "sandbox.cancelled"),
+        "{report}"
+    );
+    let exit = server.child.wait().unwrap();
+    assert!(exit.success(), "{exit:?}");
+    let audit = std::fs::read_to_string(state.join("audit.jsonl")).unwrap();
+    assert!(audit.contains("\"cancelled\":true"), "{audit}");
+}
+
+#[test]
+fn a_key_over_its_rate_gets_429() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| t);
+    let state = tmp.path().join("state");
+    let analyst = create_key(
+        &config,
+        &state,
+        &["--agent", "analyst-1", "--tenant", "acme"],
+    );
+    let other = create_key(
+        &config,
+        &state,
+        &["--agent", "analyst-2", "--tenant", "acme"],
+    );
+    let server = Server::start_with(&config, &state, &["--rate-limit", "2"]);
+    assert_eq!(server.get("/v1/skills", Some(&analyst)).0, 200);
+    assert_eq!(server.get("/v1/skills", Some(&analyst)).0, 200);
+    let (status, e) = server.get("/v1/skills", Some(&analyst));
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (429, Some("rate_limited")),
+        "{e}"
+    );
+    // Another key has its own rate.
+    assert_eq!(server.get("/v1/skills", Some(&other)).0, 200);
+}

@@ -1,0 +1,109 @@
+//! The authentication middleware: every request under it carries an API key, which alone
+//! decides the caller. The authenticated [`Principal`] is put in the request's
+//! extensions, where every handler (and a service mounted behind it, such as MCP at
+//! `/mcp`) reads it.
+use crate::error::ApiError;
+use crate::keys::{self, AuthFailure};
+use crate::{Principal, RequestIdExt, ServerState};
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use http::{StatusCode, header};
+use std::sync::Arc;
+
+/// Authenticates the request, or answers 401 (503 when the key store cannot answer) and
+/// records the refusal in the monitor's audit trail.
+pub async fn require_key(
+    State(state): State<Arc<ServerState>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    let header = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(|v| v.as_bytes().to_vec());
+    let result = match keys::bearer(header.as_deref()) {
+        Ok(key) => {
+            let key = key.to_string();
+            let st = state.clone();
+            tokio::task::spawn_blocking(move || {
+                let engine = st.engine();
+                keys::authenticate(st.store().as_ref(), &key, |agent, tenant| {
+                    engine
+                        .tenant_of(agent, Some(tenant))
+                        .map(|_| tenant.to_string())
+                        .map_err(|e| e.to_string())
+                })
+            })
+            .await
+            .unwrap_or_else(|e| Err(AuthFailure::Store(e.to_string())))
+        }
+        Err(e) => Err(e),
+    };
+    match result {
+        Ok(principal) => {
+            req.extensions_mut().insert(principal);
+            next.run(req).await
+        }
+        Err(failure) => {
+            let request_id = req.request_id();
+            let target = crate::error::elide(&format!("{} {}", req.method(), req.uri().path()));
+            record_failure(&state, &failure, request_id, target).await;
+            let status = match failure {
+                AuthFailure::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
+                _ => StatusCode::UNAUTHORIZED,
+            };
+            let mut resp =
+                ApiError::new(status, "unauthorized", failure.to_string()).into_response();
+            if status == StatusCode::UNAUTHORIZED {
+                resp.headers_mut().insert(
+                    header::WWW_AUTHENTICATE,
+                    http::HeaderValue::from_static("Bearer"),
+                );
+            }
+            resp
+        }
+    }
+}
+
+async fn record_failure(
+    state: &Arc<ServerState>,
+    failure: &AuthFailure,
+    request_id: String,
+    target: String,
+) {
+    let now = crate::now_ms();
+    let key_id = match failure {
+        AuthFailure::Revoked(id) | AuthFailure::TenantMismatch(id, _) => Some(id.clone()),
+        _ => None,
+    };
+    let record = skillgate_monitor::audit::AuthFailureRecord {
+        v: skillgate_monitor::audit::FORMAT_VERSION,
+        ts_ms: now,
+        time: skillgate_monitor::audit::rfc3339(now),
+        request_id: request_id.clone(),
+        reason: failure.reason().into(),
+        key_id,
+        target,
+    };
+    let monitor = state.monitor().clone();
+    let written = tokio::task::spawn_blocking(move || monitor.record_auth_failure(record)).await;
+    tracing::warn!(request_id, reason = failure.reason(), "credential refused");
+    let error = match written {
+        Ok(Ok(())) => return,
+        Ok(Err(e)) => e.to_string(),
+        Err(e) => e.to_string(),
+    };
+    tracing::error!(request_id, error, "cannot audit a refused credential");
+}
+
+/// The principal of an authenticated request, or 401 (a route outside the middleware).
+pub fn principal(req_ext: &http::Extensions) -> Result<Principal, ApiError> {
+    req_ext.get::<Principal>().cloned().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "not authenticated",
+        )
+    })
+}

@@ -1,0 +1,231 @@
+//! What the server shares between requests: the engine (swapped whole on reload or
+//! publish, so runs in flight keep the one they started with), the store, and the
+//! registry's loaded skills.
+use arc_swap::ArcSwap;
+use skillgate::{Config, Engine};
+use skillgate_core::Skill;
+use skillgate_store::{PublishVerdict, SkillVersion, Store};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Where the server's configuration comes from.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The config file (`None`: the defaults).
+    pub config: Option<PathBuf>,
+    /// The state directory (`--state-dir`; else `[monitor] state_dir`, else the default).
+    pub state_dir: Option<PathBuf>,
+}
+
+impl Settings {
+    /// The configuration as the file says now, with the state directory applied.
+    pub fn load(&self) -> Result<Config, String> {
+        let mut config =
+            Config::load_or_default(self.config.as_deref()).map_err(|e| e.to_string())?;
+        if let Some(dir) = &self.state_dir {
+            config.monitor.state_dir = Some(dir.clone());
+        }
+        Ok(config)
+    }
+
+    /// The state directory the configuration resolves to.
+    pub fn state_dir(&self, config: &Config) -> Result<PathBuf, String> {
+        skillgate_monitor::resolve_state_dir(&config.monitor, self.state_dir.as_deref())
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// The shared state of a running server.
+pub struct ServerState {
+    engine: ArcSwap<Engine>,
+    settings: Settings,
+    store: Arc<dyn Store>,
+    /// The monitor's store, for the records the server itself writes (refused credentials).
+    monitor: Arc<dyn skillgate_monitor::MonitorState>,
+    /// Skills of the registry already loaded, by version.
+    skills: Mutex<HashMap<String, Arc<Skill>>>,
+    /// One engine rebuild at a time (reload, publish).
+    rebuild: tokio::sync::Mutex<()>,
+    draining: AtomicBool,
+    /// Protection settings.
+    pub limits: crate::protect::Limits,
+    /// The concurrency limit of runs.
+    pub admission: crate::admission::Admission,
+    /// The per-caller rate limit.
+    pub rate: crate::ratelimit::RateLimiter,
+}
+
+impl std::fmt::Debug for ServerState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerState")
+            .field("settings", &self.settings)
+            .field("store", &self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The file the registry's catalogue is written to for the policy gate, in the state dir.
+pub const REGISTRY_CATALOGUE: &str = "registry-catalogue.json";
+
+/// The catalogue records of the registry's runnable versions (blocked ones are not
+/// records: they never run), one per skill digest.
+pub fn registry_records(versions: &[SkillVersion]) -> Vec<skillgate_policy::Record> {
+    let mut seen = std::collections::HashSet::new();
+    versions
+        .iter()
+        .filter(|v| v.verdict != PublishVerdict::Block)
+        .filter(|v| seen.insert(v.digest.clone()))
+        .filter_map(|v| {
+            Some(skillgate_policy::Record {
+                name: v.name.clone(),
+                digest: v.digest.clone(),
+                tenant: v.tenant.clone(),
+                owner: Some(v.owner.clone()),
+                visibility: v.visibility.parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+/// Builds an engine from `settings`, with the registry's versions as catalogue records
+/// beside the operator's catalogue file: both are written to one catalogue file in the
+/// state directory, which the policy gate loads (and checks) like any catalogue.
+fn build_engine(settings: &Settings, store: &dyn Store) -> Result<Engine, String> {
+    let mut config = settings.load()?;
+    let versions = store.all_versions().map_err(|e| e.to_string())?;
+    let mut records = registry_records(&versions);
+    if !records.is_empty() {
+        if let Some(path) = &config.policy.catalogue {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read the catalogue {}: {e}", path.display()))?;
+            let operator =
+                skillgate_policy::Catalogue::from_json(&path.display().to_string(), &text)
+                    .map_err(|e| e.to_string())?;
+            let registry: std::collections::HashSet<String> =
+                records.iter().map(|r| r.digest.clone()).collect();
+            records.extend(
+                operator
+                    .records()
+                    .filter(|r| !registry.contains(&r.digest))
+                    .cloned(),
+            );
+        }
+        let dir = settings.state_dir(&config)?;
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let path = dir.join(REGISTRY_CATALOGUE);
+        let tmp = dir.join(format!("{REGISTRY_CATALOGUE}.tmp"));
+        let json = serde_json::to_vec_pretty(&records).map_err(|e| e.to_string())?;
+        std::fs::write(&tmp, json)
+            .and_then(|()| std::fs::rename(&tmp, &path))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        config.policy.catalogue = Some(path);
+    }
+    Engine::new(config, &[]).map_err(|e| e.to_string())
+}
+
+impl ServerState {
+    /// Opens the store of the state directory and builds the engine.
+    pub fn open(settings: Settings) -> Result<ServerState, String> {
+        let config = settings.load()?;
+        let dir = settings.state_dir(&config)?;
+        // `[store] url`: the keys and the registry every replica naming it shares.
+        let store: Arc<dyn Store> = config.store.open(&dir).map_err(|e| e.to_string())?.into();
+        ServerState::with_store(settings, store)
+    }
+
+    /// Builds the engine over `store`.
+    pub fn with_store(settings: Settings, store: Arc<dyn Store>) -> Result<ServerState, String> {
+        let engine = build_engine(&settings, store.as_ref())?;
+        let dir = settings.state_dir(engine.config())?;
+        let monitor: Arc<dyn skillgate_monitor::MonitorState> = match &engine.config().store.url {
+            Some(url) => {
+                Arc::new(skillgate_monitor::PgState::open(url).map_err(|e| e.to_string())?)
+            }
+            None => Arc::new(
+                skillgate_monitor::Store::open(&dir, engine.config().monitor.durability)
+                    .map_err(|e| e.to_string())?,
+            ),
+        };
+        Ok(ServerState {
+            engine: ArcSwap::from_pointee(engine),
+            settings,
+            store,
+            monitor,
+            skills: Mutex::default(),
+            rebuild: tokio::sync::Mutex::new(()),
+            draining: AtomicBool::new(false),
+            limits: crate::protect::Limits::default(),
+            admission: crate::admission::Admission::new(
+                crate::admission::DEFAULT_CONCURRENT,
+                crate::admission::DEFAULT_QUEUE,
+            ),
+            rate: crate::ratelimit::RateLimiter::new(crate::ratelimit::DEFAULT_PER_MINUTE),
+        })
+    }
+
+    /// Sets the per-caller rate limit: `per_minute` requests a minute per key.
+    pub fn with_rate_limit(mut self, per_minute: u32) -> ServerState {
+        self.rate = crate::ratelimit::RateLimiter::new(per_minute);
+        self
+    }
+
+    /// The engine now; a request keeps the one it got to its end.
+    pub fn engine(&self) -> Arc<Engine> {
+        self.engine.load_full()
+    }
+
+    /// The key and registry store.
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
+    /// The monitor's state (where refused credentials are audited).
+    pub fn monitor(&self) -> &Arc<dyn skillgate_monitor::MonitorState> {
+        &self.monitor
+    }
+
+    /// Rebuilds the engine from the config file and the registry, and swaps it in. A
+    /// configuration that does not load is refused, naming the problem, and the engine in
+    /// use stays.
+    pub async fn rebuild(self: &Arc<Self>) -> Result<Vec<String>, String> {
+        let _one = self.rebuild.lock().await;
+        let me = self.clone();
+        let engine =
+            tokio::task::spawn_blocking(move || build_engine(&me.settings, me.store.as_ref()))
+                .await
+                .map_err(|e| format!("the rebuild failed: {e}"))??;
+        let notices = engine.notices().to_vec();
+        self.engine.store(Arc::new(engine));
+        Ok(notices)
+    }
+
+    /// A loaded registry skill, by version.
+    pub fn cached_skill(&self, version: &str) -> Option<Arc<Skill>> {
+        self.skills
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(version)
+            .cloned()
+    }
+
+    /// Keeps a loaded registry skill.
+    pub fn cache_skill(&self, version: &str, skill: Arc<Skill>) {
+        self.skills
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(version.to_string(), skill);
+    }
+
+    /// The server stops taking work (shutdown began).
+    pub fn start_draining(&self) {
+        self.draining.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether shutdown began.
+    pub fn draining(&self) -> bool {
+        self.draining.load(Ordering::SeqCst)
+    }
+}

@@ -30,6 +30,24 @@ impl std::fmt::Debug for PgConn {
     }
 }
 
+/// The client's drop closes the connection through its runtime, which panics on a thread
+/// that runs another one (an engine swapped out inside a server's task): closed on a
+/// thread of its own.
+impl Drop for PgConn {
+    fn drop(&mut self) {
+        let client = self
+            .client
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        if let Some(client) = client {
+            std::thread::scope(|s| {
+                s.spawn(move || drop(client));
+            });
+        }
+    }
+}
+
 /// `url` with its password replaced by `***` (for messages and logs): in the URL form
 /// (`postgres://user:secret@host/db`) and in the key-value form (`password=secret`).
 ///
@@ -156,6 +174,8 @@ impl PgConn {
         self.with_store(|c| {
             let run = |c: &mut Client| -> Result<Result<(), StoreError>, postgres::Error> {
                 let mut tx = c.transaction()?;
+                // No NOTICE for the table that exists (the client logs each at INFO).
+                tx.batch_execute("SET LOCAL client_min_messages = warning")?;
                 tx.execute(
                     "SELECT pg_advisory_xact_lock(hashtext('skillgate_migrations'))",
                     &[],

@@ -1,7 +1,7 @@
 //! Test support shared by the crates' PostgreSQL tests (included with `#[path]`): a real
 //! PostgreSQL started by `scripts/services up postgres`, and a fresh database per test.
 //! A PostgreSQL that cannot start fails the test with the reason (never a skip).
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
@@ -23,6 +23,19 @@ pub(crate) fn fresh_database(test: &str) -> String {
         test.replace(|c: char| !c.is_ascii_alphanumeric(), "_"),
         std::process::id()
     );
+    // Databases of test processes that are gone: the cluster stays small (each one is
+    // a copy of the template the server has to checkpoint).
+    for stale in psql(
+        base,
+        "SELECT datname FROM pg_database WHERE datname LIKE 't\\_%'",
+    )
+    .lines()
+    {
+        let pid = stale.rsplit('_').next().unwrap_or("");
+        if !pid.is_empty() && !Path::new("/proc").join(pid).exists() {
+            psql(base, &format!("DROP DATABASE IF EXISTS {stale}"));
+        }
+    }
     psql(base, &format!("DROP DATABASE IF EXISTS {name}"));
     psql(base, &format!("CREATE DATABASE {name}"));
     let (prefix, _) = base.rsplit_once('/').expect("a database in the URL");
@@ -36,7 +49,9 @@ static BASE: OnceLock<String> = OnceLock::new();
 /// may start it at once, and `up` is not safe against itself.
 fn start() -> String {
     let lock = std::env::temp_dir().join("skillgate-services-postgres.lock");
+    // `--close`: the server `up` starts must not inherit (and hold) the lock.
     let out = Command::new("flock")
+        .arg("--close")
         .arg(&lock)
         .arg(workspace().join("scripts/services"))
         .args(["up", "postgres"])

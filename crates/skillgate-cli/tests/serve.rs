@@ -933,3 +933,88 @@ fn mcp_at_slash_mcp_serves_the_registry_to_the_keys_agent() {
     let (status, refused) = server.json("POST", "/mcp", Some(&builder), init);
     assert_eq!(status, 403, "{refused}");
 }
+
+#[path = "../../../tests/support/postgres.rs"]
+mod postgres;
+
+/// Issue 15, "Several replicas": two `serve` replicas with separate state directories on
+/// one real PostgreSQL (`[store] url`, `scripts/services up postgres`) share the keys,
+/// the registry and the audit trail: a key made through one authenticates on the other,
+/// a version published through one exists on the other, and each run and refusal has
+/// exactly one audit record in the database, whichever replica served it.
+#[test]
+fn two_replicas_on_one_postgres_share_keys_registry_and_audit() {
+    let url = postgres::fresh_database("serve_replicas");
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| {
+        t.replace(
+            "# url = \"postgres://skillgate:PASSWORD@127.0.0.1:55432/skillgate\"",
+            &format!("url = {url:?}"),
+        )
+    });
+    let (state_a, state_b) = (tmp.path().join("a"), tmp.path().join("b"));
+    // Keys made beside replica A's state directory.
+    let builder = create_key(
+        &config,
+        &state_a,
+        &["--builder", "builder-alice", "--tenant", "acme"],
+    );
+    let analyst = create_key(
+        &config,
+        &state_a,
+        &["--agent", "analyst-1", "--tenant", "acme"],
+    );
+    let a = Server::start(&config, &state_a);
+    let count_items = tgz(&common::repo().join("examples/skills/count-items"));
+    assert_eq!(a.publish(&builder, &count_items).0, 201);
+    let b = Server::start(&config, &state_b);
+    // B authenticates A's key and knows the version A published.
+    assert_eq!(b.publish(&builder, &count_items).0, 409);
+    let input = serde_json::json!({"input": {"items": [1, 2, 3]}});
+    let mut ids = Vec::new();
+    for server in [&b, &a, &b] {
+        let (status, report) = server.json(
+            "POST",
+            "/v1/skills/count-items/runs",
+            Some(&analyst),
+            input.clone(),
+        );
+        assert_eq!(status, 200, "{report}");
+        assert_eq!(report["status"], "ok", "{report}");
+        ids.push(report["request_id"].as_str().unwrap().to_string());
+    }
+    assert_eq!(
+        b.json("POST", "/v1/skills/count-items/runs", None, input).0,
+        401
+    );
+
+    // One record per run, by request id, in the database; none in the state directories.
+    for id in &ids {
+        assert_eq!(
+            postgres::psql(
+                &url,
+                &format!("SELECT count(*) FROM monitor_audit WHERE request_id = '{id}'")
+            ),
+            "1"
+        );
+    }
+    assert_eq!(
+        postgres::psql(
+            &url,
+            "SELECT kind, count(*) FROM monitor_audit GROUP BY 1 ORDER BY 1"
+        ),
+        "auth_failure|1\nexecution|3"
+    );
+    assert!(!state_a.join("audit.jsonl").exists());
+    assert!(!state_b.join("audit.jsonl").exists());
+    // Either replica's metrics count every replica's runs.
+    let text = metrics(&a);
+    assert!(
+        text.contains("skillgate_executions_total{status=\"ok\"} 3"),
+        "{text}"
+    );
+    assert!(
+        text.contains("skillgate_auth_failures_total{reason=\"missing\"} 1"),
+        "{text}"
+    );
+}

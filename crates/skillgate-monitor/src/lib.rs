@@ -10,6 +10,8 @@
 //! - [`detections`]: detection rules as data (`rules/monitor/*.toml`).
 //! - [`Store`]: SQLite (WAL) state under the state directory, safe for concurrent
 //!   processes and after kill -9; implements [`QuarantineSource`](skillgate_core::QuarantineSource).
+//! - [`MonitorState`]: the seam between the monitor and its state; [`PgState`] keeps
+//!   it in PostgreSQL (`[store] url`), audit records included, for several replicas.
 //! - [`audit`]: the JSON Lines audit trail.
 //! - [`metrics`]: Prometheus text exposition.
 //! - [`Monitor`] and [`MonitorLayer`]: the monitor, alone and as a `tower` layer.
@@ -40,8 +42,10 @@ pub mod fuzz;
 mod layer;
 pub mod metrics;
 mod monitor;
+mod pgstate;
 mod quarantine;
 pub mod signals;
+mod state;
 mod store;
 
 pub use layer::{MonitorLayer, MonitorService};
@@ -49,9 +53,11 @@ pub use monitor::{
     ALL_SKILLS, Assessment, Durability, Monitor, MonitorConfig, MonitorError, RecentEvents,
     Verdict, default_state_dir,
 };
+pub use pgstate::PgState;
 pub use quarantine::{StateQuarantine, resolve_state_dir};
 pub use signals::RequestMeta;
+pub use state::{MonitorState, StateTx};
 pub use store::{
-    AUDIT_FILE, AgentStatus, BUSY_TIMEOUT, DB_FILE, QuarantineEntry, SCHEMA_VERSION, SkillFlag,
-    Store, StoreError, ThrottleCheck,
+    AUDIT_FILE, AgentStatus, BUSY_TIMEOUT, DB_FILE, EventRow, QuarantineEntry, SCHEMA_VERSION,
+    SkillFlag, Store, StoreError, ThrottleCheck,
 };

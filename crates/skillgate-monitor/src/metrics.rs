@@ -1,6 +1,7 @@
 //! Prometheus text exposition (format 0.0.4) of the monitor's counters and histograms,
 //! read from the store so every process's executions are included. Labels are bounded:
 //! status, layer, rule id and action; never an agent or a skill.
+use crate::state::MonitorState;
 use crate::store::{Store, StoreError};
 use std::fmt::Write;
 
@@ -118,6 +119,12 @@ fn join(labels: &str, extra: &str) -> String {
 /// assert!(text.contains("skillgate_quarantined_agents 0"));
 /// ```
 pub fn render(store: &Store, now_ms: i64) -> Result<String, StoreError> {
+    render_state(store, now_ms)
+}
+
+/// Renders the exposition text of any [`MonitorState`] (the PostgreSQL one of
+/// `[store] url`: the counts of every replica).
+pub fn render_state(store: &dyn MonitorState, now_ms: i64) -> Result<String, StoreError> {
     let counters = store.counters()?;
     let hists = store.histograms()?;
     let quarantined = store.quarantined()?.len();

@@ -5,6 +5,7 @@ use crate::baseline::{Baselines, Metric};
 use crate::detections::{Action, Context, Detections, History, Hit, RulesError, metric_value};
 use crate::metrics;
 use crate::signals::{Blame, RequestMeta, Signals};
+use crate::state::MonitorState;
 use crate::store::{EventRow, Store, StoreError, ThrottleCheck};
 use serde::Deserialize;
 use skillgate_core::{ExecOutcome, Finding, LayerName, Severity, Status, units};
@@ -140,7 +141,7 @@ pub const ALL_SKILLS: &str = "*";
 /// ```
 /// use skillgate_monitor::{Monitor, MonitorConfig, Store, RequestMeta, detections::Detections};
 /// use skillgate_core::{Caller, ExecOutcome, ExecRequest, Language, Skill, Status};
-/// let store = Store::open_in_memory().unwrap().into();
+/// let store = std::sync::Arc::new(Store::open_in_memory().unwrap());
 /// let monitor = Monitor::new(store, Detections::builtin(), &MonitorConfig::default()).unwrap();
 /// let skill = Skill::builder("s", Language::Python, b"".to_vec()).build();
 /// let req = ExecRequest::new(Caller::new("a", "t"), skill, serde_json::json!({}));
@@ -149,7 +150,7 @@ pub const ALL_SKILLS: &str = "*";
 /// assert_eq!(v.findings[0].rule_id, "monitor.security_violation");
 /// ```
 pub struct Monitor {
-    store: Arc<Store>,
+    store: Arc<dyn MonitorState>,
     detections: Detections,
     config: MonitorConfig,
     per_minute: NonZeroU32,
@@ -166,10 +167,11 @@ impl std::fmt::Debug for Monitor {
 }
 
 impl Monitor {
-    /// A monitor over `store` with `detections` (use [`Detections::builtin`] for the
-    /// shipped rules) and `config`'s settings.
+    /// A monitor over `store` (a [`Store`] in the state directory, or another
+    /// [`MonitorState`]) with `detections` (use [`Detections::builtin`] for the shipped
+    /// rules) and `config`'s settings.
     pub fn new(
-        store: Arc<Store>,
+        store: Arc<dyn MonitorState>,
         detections: Detections,
         config: &MonitorConfig,
     ) -> Result<Self, MonitorError> {
@@ -202,16 +204,25 @@ impl Monitor {
         state_dir: Option<&Path>,
     ) -> Result<Self, MonitorError> {
         let dir = crate::quarantine::resolve_state_dir(config, state_dir)?;
+        let store = Store::open(&dir, config.durability)?;
+        Self::with_state(Arc::new(store), config)
+    }
+
+    /// A monitor over `state` (the PostgreSQL state of `[store] url`, say) with the
+    /// rules the config names (or the built-in ones).
+    pub fn with_state(
+        state: Arc<dyn MonitorState>,
+        config: &MonitorConfig,
+    ) -> Result<Self, MonitorError> {
         let detections = match &config.rules {
             Some(d) => Detections::load_dir(d)?,
             None => Detections::builtin(),
         };
-        let store = Store::open(&dir, config.durability)?;
-        Self::new(Arc::new(store), detections, config)
+        Self::new(state, detections, config)
     }
 
-    /// The store (also the policy layer's [`QuarantineSource`](skillgate_core::QuarantineSource)).
-    pub fn store(&self) -> &Arc<Store> {
+    /// The state (also the policy layer's [`QuarantineSource`](skillgate_core::QuarantineSource)).
+    pub fn store(&self) -> &Arc<dyn MonitorState> {
         &self.store
     }
 
@@ -229,7 +240,7 @@ impl Monitor {
     /// no, the agent is throttled and over its rate.
     ///
     /// The rate is counted in the store ([`Store::take_throttle_slot`]), so every process
-    /// sharing the state directory shares one quota: an agent that is not throttled costs
+    /// sharing the state (directory or database) shares one quota: an agent that is not throttled costs
     /// one indexed read, a throttled one a single `UPDATE` that takes a slot if one is
     /// free.
     pub fn admit(
@@ -326,8 +337,9 @@ impl Monitor {
             let agent_b = tx.baselines(t, a, ALL_SKILLS)?;
             let history = tx.history(t, a, s, &meta.digest);
             let asm = self
-                .assess(meta, outcome, &skill_b, &agent_b, &history, now_ms)
+                .assess(meta, outcome, &skill_b, &agent_b, &*history, now_ms)
                 .map_err(StoreError::Db)?;
+            drop(history);
             let blame = asm.signals.blame;
             let mut findings: Vec<Finding> = asm
                 .hits

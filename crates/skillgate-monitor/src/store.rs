@@ -596,15 +596,7 @@ impl Store {
     /// Records a refused credential: an `auth_failure` audit record, and
     /// `skillgate_auth_failures_total{reason}` counted.
     pub fn record_auth_failure(&self, record: audit::AuthFailureRecord) -> Result<(), StoreError> {
-        self.transact(|tx| {
-            tx.count(
-                "skillgate_auth_failures_total",
-                &crate::metrics::label("reason", &record.reason),
-                1.0,
-            )?;
-            tx.append_audit(&AuditRecord::AuthFailure(record))?;
-            Ok(())
-        })
+        (self as &dyn crate::MonitorState).record_auth_failure(record)
     }
 
     /// Agents the store has seen (tenant, agent), sorted.
@@ -1093,23 +1085,38 @@ impl Tx<'_> {
     }
 }
 
-/// One row of the events table.
-pub(crate) struct EventRow<'a> {
-    pub(crate) request_id: &'a str,
-    pub(crate) ts_ms: i64,
-    pub(crate) tenant: &'a str,
-    pub(crate) agent: &'a str,
-    pub(crate) skill: &'a str,
-    pub(crate) digest: &'a str,
-    pub(crate) status: Status,
-    pub(crate) exit_code: Option<i32>,
-    pub(crate) signal: Option<i32>,
-    pub(crate) wall_us: i64,
-    pub(crate) cpu_us: i64,
-    pub(crate) rss_bytes: i64,
-    pub(crate) output_bytes: i64,
-    pub(crate) detections: i64,
-    pub(crate) blame: Blame,
+/// One row of the events table: one execution as the monitor records it.
+pub struct EventRow<'a> {
+    /// The request id (unique).
+    pub request_id: &'a str,
+    /// When, ms since the epoch.
+    pub ts_ms: i64,
+    /// Tenant.
+    pub tenant: &'a str,
+    /// Agent.
+    pub agent: &'a str,
+    /// Skill name.
+    pub skill: &'a str,
+    /// Skill code digest.
+    pub digest: &'a str,
+    /// Outcome status.
+    pub status: Status,
+    /// Exit code.
+    pub exit_code: Option<i32>,
+    /// Signal.
+    pub signal: Option<i32>,
+    /// Wall time, µs.
+    pub wall_us: i64,
+    /// CPU time, µs.
+    pub cpu_us: i64,
+    /// Peak RSS, bytes.
+    pub rss_bytes: i64,
+    /// Output size, bytes.
+    pub output_bytes: i64,
+    /// Detections that fired.
+    pub detections: i64,
+    /// Whom the outcome counts against.
+    pub blame: Blame,
 }
 
 /// The [`History`] of one agent and skill, read inside a write transaction.

@@ -126,7 +126,7 @@ async fn readyz(State(state): State<Arc<ServerState>>) -> Response {
 async fn metrics(State(state): State<Arc<ServerState>>) -> Response {
     let st = state.clone();
     let text = tokio::task::spawn_blocking(move || {
-        skillgate_monitor::metrics::render(st.monitor(), crate::now_ms())
+        skillgate_monitor::metrics::render_state(st.monitor().as_ref(), crate::now_ms())
     })
     .await;
     match text {

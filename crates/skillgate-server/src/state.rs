@@ -43,7 +43,7 @@ pub struct ServerState {
     settings: Settings,
     store: Arc<dyn Store>,
     /// The monitor's store, for the records the server itself writes (refused credentials).
-    monitor: Arc<skillgate_monitor::Store>,
+    monitor: Arc<dyn skillgate_monitor::MonitorState>,
     /// Skills of the registry already loaded, by version.
     skills: Mutex<HashMap<String, Arc<Skill>>>,
     /// One engine rebuild at a time (reload, publish).
@@ -131,8 +131,8 @@ impl ServerState {
     pub fn open(settings: Settings) -> Result<ServerState, String> {
         let config = settings.load()?;
         let dir = settings.state_dir(&config)?;
-        let store: Arc<dyn Store> =
-            Arc::new(skillgate_store::SqliteStore::open(&dir).map_err(|e| e.to_string())?);
+        // `[store] url`: the keys and the registry every replica naming it shares.
+        let store: Arc<dyn Store> = config.store.open(&dir).map_err(|e| e.to_string())?.into();
         ServerState::with_store(settings, store)
     }
 
@@ -140,10 +140,15 @@ impl ServerState {
     pub fn with_store(settings: Settings, store: Arc<dyn Store>) -> Result<ServerState, String> {
         let engine = build_engine(&settings, store.as_ref())?;
         let dir = settings.state_dir(engine.config())?;
-        let monitor = Arc::new(
-            skillgate_monitor::Store::open(&dir, engine.config().monitor.durability)
-                .map_err(|e| e.to_string())?,
-        );
+        let monitor: Arc<dyn skillgate_monitor::MonitorState> = match &engine.config().store.url {
+            Some(url) => {
+                Arc::new(skillgate_monitor::PgState::open(url).map_err(|e| e.to_string())?)
+            }
+            None => Arc::new(
+                skillgate_monitor::Store::open(&dir, engine.config().monitor.durability)
+                    .map_err(|e| e.to_string())?,
+            ),
+        };
         Ok(ServerState {
             engine: ArcSwap::from_pointee(engine),
             settings,
@@ -177,8 +182,8 @@ impl ServerState {
         &self.store
     }
 
-    /// The monitor's store.
-    pub fn monitor(&self) -> &Arc<skillgate_monitor::Store> {
+    /// The monitor's state (where refused credentials are audited).
+    pub fn monitor(&self) -> &Arc<dyn skillgate_monitor::MonitorState> {
         &self.monitor
     }
 

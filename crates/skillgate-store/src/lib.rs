@@ -1,8 +1,10 @@
 //! The state a skillgate service keeps besides the monitor's: API keys and the skill
 //! registry, behind the [`Store`] trait.
 //!
-//! [`SqliteStore`] (a file in the state directory) is the embedded default. The trait is
-//! the seam for another backend (PostgreSQL, for several replicas): it speaks only in
+//! [`SqliteStore`] (a file in the state directory) is the embedded default; [`PgStore`]
+//! (`[store] url = "postgres://..."`) keeps the same records in a PostgreSQL database
+//! several replicas share, and [`pg`] is its connection, which the monitor's PostgreSQL
+//! state uses too. The trait speaks only in
 //! plain records, every method is one transaction, and nothing above it sees SQL. It is
 //! synchronous; an async caller runs it on its blocking pool (`spawn_blocking`), which
 //! suits both rusqlite and a synchronous PostgreSQL client.
@@ -21,11 +23,47 @@
 //! assert!(store.key_by_hash("hash-of-the-secret").unwrap().unwrap().revoked_ms.is_some());
 //! ```
 
+pub mod pg;
+mod pgstore;
 mod sqlite;
 
+pub use pgstore::PgStore;
 pub use sqlite::{FILE_NAME, SqliteStore};
 
 use serde::{Deserialize, Serialize};
+
+/// The `[store]` section of `skillgate.toml`: where the state several processes share
+/// lives. Without `url`, each keeps it in SQLite in the state directory (the monitor's
+/// `state.db` and `audit.jsonl`, the service's `server.db`); with
+/// `url = "postgres://..."`, the keys, the registry, the monitor's state and the audit
+/// trail are in that PostgreSQL database, shared by every replica naming it.
+#[derive(Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreConfig {
+    /// A PostgreSQL URL (`postgres://user:password@host:port/database`).
+    pub url: Option<String>,
+}
+
+/// Shows the URL without its password (a config is logged and printed).
+impl std::fmt::Debug for StoreConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreConfig")
+            .field("url", &self.url.as_deref().map(pg::redact_url))
+            .finish()
+    }
+}
+
+impl StoreConfig {
+    /// The keys and registry store these settings name: [`PgStore`] at `url`, else
+    /// [`SqliteStore`] in `state_dir`. A database that cannot be reached is an error
+    /// (naming the URL without its password): a service refuses to start on it.
+    pub fn open(&self, state_dir: &std::path::Path) -> Result<Box<dyn Store>, StoreError> {
+        Ok(match &self.url {
+            Some(url) => Box::new(PgStore::open(url)?),
+            None => Box::new(SqliteStore::open(state_dir)?),
+        })
+    }
+}
 
 /// A store that cannot answer. Callers fail closed on it.
 #[derive(Debug, thiserror::Error)]

@@ -112,7 +112,7 @@ fn key_row(row: &rusqlite::Row<'_>) -> Result<(KeyRecord, String, String), rusql
     ))
 }
 
-fn finish_key(
+pub(crate) fn finish_key(
     (mut key, role, groups): (KeyRecord, String, String),
 ) -> Result<KeyRecord, StoreError> {
     key.role = role.parse().map_err(StoreError::Corrupt)?;
@@ -143,7 +143,7 @@ fn version_row(row: &rusqlite::Row<'_>) -> Result<(SkillVersion, String, String)
     ))
 }
 
-fn finish_version(
+pub(crate) fn finish_version(
     (mut v, verdict, findings): (SkillVersion, String, String),
 ) -> Result<SkillVersion, StoreError> {
     v.verdict = verdict.parse().map_err(StoreError::Corrupt)?;

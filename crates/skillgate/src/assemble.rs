@@ -75,8 +75,21 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
     // The monitor: outermost. A state store that cannot be opened refuses the run.
     // Without it, quarantines are still read from its state: switching the monitor off
     // does not lift them.
+    // With `[store] url`, the monitor's state is in PostgreSQL, shared by every replica;
+    // a database that cannot be reached refuses the run.
+    let shared = match &config.store.url {
+        Some(url) if enabled(LayerName::Monitor) || enabled(LayerName::Policy) => Some(Arc::new(
+            skillgate_monitor::PgState::open(url).map_err(|e| AssembleError {
+                layer: LayerName::Monitor,
+                message: e.to_string(),
+            })?,
+        )),
+        _ => None,
+    };
     let mut quarantine: Arc<dyn QuarantineSource> = Arc::new(NoQuarantine);
-    if !enabled(LayerName::Monitor) && enabled(LayerName::Policy) {
+    if let (Some(state), false) = (&shared, enabled(LayerName::Monitor)) {
+        quarantine = state.clone();
+    } else if !enabled(LayerName::Monitor) && enabled(LayerName::Policy) {
         quarantine = Arc::new(
             skillgate_monitor::StateQuarantine::from_config(&config.monitor, None).map_err(
                 |e| AssembleError {
@@ -88,14 +101,15 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
     }
     let mut monitor_layer = None;
     if enabled(LayerName::Monitor) {
-        let monitor =
-            skillgate_monitor::Monitor::from_config(&config.monitor, None).map_err(|e| {
-                AssembleError {
-                    layer: LayerName::Monitor,
-                    message: e.to_string(),
-                }
-            })?;
-        quarantine = monitor.store().clone();
+        let monitor = match &shared {
+            Some(state) => skillgate_monitor::Monitor::with_state(state.clone(), &config.monitor),
+            None => skillgate_monitor::Monitor::from_config(&config.monitor, None),
+        }
+        .map_err(|e| AssembleError {
+            layer: LayerName::Monitor,
+            message: e.to_string(),
+        })?;
+        quarantine = monitor.store().clone().into_quarantine_source();
         monitor_layer = Some(skillgate_monitor::MonitorLayer::new(monitor));
     }
     let mut gate = None;

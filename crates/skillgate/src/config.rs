@@ -41,6 +41,9 @@ pub struct Config {
     pub prescan: PrescanConfig,
     /// Named runtimes: the default per language, where they are installed.
     pub runtimes: crate::runtimes::RuntimesConfig,
+    /// Where the state several processes share lives: PostgreSQL at `url`, else SQLite
+    /// in the state directory.
+    pub store: skillgate_store::StoreConfig,
 }
 
 /// `[prescan]`: the AST pre-scan of the skill's code.
@@ -315,5 +318,16 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("unknown_module"), "{err}");
+    }
+
+    #[test]
+    fn a_store_url_is_read_and_never_shown_with_its_password() {
+        let cfg = from_str("[store]\nurl = \"postgres://sg:pw@h/db\"\n", "inline").unwrap();
+        assert_eq!(cfg.store.url.as_deref(), Some("postgres://sg:pw@h/db"));
+        let shown = format!("{cfg:?}");
+        assert!(shown.contains("postgres://sg:***@h/db"), "{shown}");
+        assert!(!shown.contains(":pw@"), "{shown}");
+        assert!(from_str("[store]\nuri = \"postgres://h/db\"\n", "inline").is_err());
+        assert!(Config::default().store.url.is_none());
     }
 }

@@ -2,7 +2,7 @@
 use crate::UsageError;
 use clap::{Args, Subcommand};
 use skillgate_server::Settings;
-use skillgate_store::{Role, SqliteStore, Store};
+use skillgate_store::Role;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -56,7 +56,7 @@ pub(crate) fn run(args: KeysArgs) -> Result<ExitCode, UsageError> {
         state_dir: args.state_dir,
     };
     let config = settings.load()?;
-    let store = SqliteStore::open(&settings.state_dir(&config)?)?;
+    let store = config.store.open(&settings.state_dir(&config)?)?;
     let now = skillgate_server::now_ms();
     match args.command {
         KeysCommand::Create {
@@ -79,8 +79,14 @@ pub(crate) fn run(args: KeysArgs) -> Result<ExitCode, UsageError> {
             let policy = skillgate_policy::Policy::load(&config.policy)?;
             skillgate_server::keys::check_tenant(Some(&policy), role, &principal, &tenant)
                 .map_err(|e| UsageError(format!("{e} (--tenant)")))?;
-            let key =
-                skillgate_server::keys::create(&store, role, &principal, &tenant, groups, now)?;
+            let key = skillgate_server::keys::create(
+                store.as_ref(),
+                role,
+                &principal,
+                &tenant,
+                groups,
+                now,
+            )?;
             println!(
                 "created {} key {} for {} of tenant {}",
                 role.as_str(),

@@ -67,6 +67,13 @@ enum MonitorCommand {
 
 fn open(args: &MonitorArgs) -> Result<(Store, Config), UsageError> {
     let config = Config::load_or_default(args.config.as_deref())?;
+    if let Some(url) = &config.store.url {
+        // Refused rather than showing a state directory the runs do not use.
+        return Err(UsageError(format!(
+            "the monitor's state is in PostgreSQL ([store] url = {}); `skillgate monitor` reads a state directory only (the database's monitor_* tables hold the state, monitor_audit the trail)",
+            skillgate_store::pg::redact_url(url)
+        )));
+    }
     let dir = skillgate_monitor::resolve_state_dir(&config.monitor, args.state_dir.as_deref())?;
     match Store::open_existing(&dir, config.monitor.durability)? {
         Some(store) => Ok((store, config)),

@@ -102,12 +102,15 @@ impl SourceArgs {
         state_dir: Option<&Path>,
     ) -> Result<(Policy, Config), UsageError> {
         let (policy, config) = self.load()?;
-        let quarantine =
-            skillgate_monitor::StateQuarantine::from_config(&config.monitor, state_dir)?;
-        Ok((
-            policy.with_quarantine(std::sync::Arc::new(quarantine)),
-            config,
-        ))
+        let quarantine: std::sync::Arc<dyn skillgate::QuarantineSource> = match &config.store.url {
+            // `[store] url`: the quarantines every replica records.
+            Some(url) => std::sync::Arc::new(skillgate_monitor::PgState::open(url)?),
+            None => std::sync::Arc::new(skillgate_monitor::StateQuarantine::from_config(
+                &config.monitor,
+                state_dir,
+            )?),
+        };
+        Ok((policy.with_quarantine(quarantine), config))
     }
 }
 

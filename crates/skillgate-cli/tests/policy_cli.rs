@@ -165,6 +165,10 @@ fn validate_lists_the_default_policies() {
         "public-skills",
         "private-skills",
         "restricted-grant",
+        "publish policies: 3",
+        "publish-own-skill",
+        "publish-cross-tenant",
+        "publish-other-owner",
     ] {
         assert!(text.contains(id), "{id} missing: {text}");
     }

@@ -18,7 +18,7 @@ pub(crate) struct PolicyArgs {
 
 #[derive(Debug, Subcommand)]
 enum PolicyCommand {
-    /// Load and strictly validate the schema, policies, entities and grants.
+    /// Load and strictly validate the schema, policies, entities, grants and publish policies.
     Validate(SourceArgs),
     /// May an agent execute a skill? Prints {"decision", "reasons", "errors"}; exit 0 allow, 1 deny.
     Check(CheckArgs),
@@ -238,6 +238,11 @@ fn validate(args: SourceArgs) -> Result<ExitCode, UsageError> {
         policy.catalogue().len()
     );
     for (id, file) in ids {
+        println!("  {id}  ({file})");
+    }
+    let publish = policy.publish_gate().policy_ids();
+    println!("publish policies: {}", publish.len());
+    for (id, file) in publish {
         println!("  {id}  ({file})");
     }
     Ok(ExitCode::SUCCESS)

@@ -165,6 +165,10 @@ fn validate_lists_the_default_policies() {
         "public-skills",
         "private-skills",
         "restricted-grant",
+        "publish policies: 3",
+        "publish-own-skill",
+        "publish-cross-tenant",
+        "publish-other-owner",
     ] {
         assert!(text.contains(id), "{id} missing: {text}");
     }
@@ -683,4 +687,78 @@ fn a_run_of_an_unrecorded_folder_says_it_ran_as_own_code() {
         "{message}"
     );
     assert!(run(&root().join("examples/skills/analyze-rows")).is_empty());
+}
+
+// Issue 15: `policy check-publish` asks the publish policies what `POST /v1/skills` asks.
+#[test]
+fn check_publish_decides_with_the_publish_policies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let check = |skill: &Path, builder: &str, extra: &[&str]| {
+        let out = skillgate()
+            .args(["policy", "check-publish", "--builder", builder, "--skill"])
+            .arg(skill)
+            .args(["--config", "examples/skillgate.toml", "--format", "json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        (out.status.code().unwrap(), json(&out.stdout))
+    };
+    let own = fake_skill(tmp.path(), "own", "  skillgate.visibility: public\n");
+    let (code, d) = check(&own, "builder-alice", &[]);
+    assert_eq!(
+        (code, d["reasons"].clone()),
+        (0, serde_json::json!(["publish-own-skill"])),
+        "{d}"
+    );
+    let foreign = fake_skill(tmp.path(), "foreign", "  skillgate.tenant: globex\n");
+    let (code, d) = check(&foreign, "builder-alice", &[]);
+    assert_eq!(
+        (code, d["reasons"].clone()),
+        (1, serde_json::json!(["publish-cross-tenant"])),
+        "{d}"
+    );
+    // An undeclared builder: nothing permits it.
+    let (code, d) = check(&own, "ghost", &["--tenant", "acme"]);
+    assert_eq!(code, 1, "{d}");
+    assert!(
+        d["errors"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not in the entities file")
+    );
+    // An operator folder forbidding a name pattern.
+    let folder = tmp.path().join("publish");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("names.cedar"),
+        "@id(\"no-own\")\nforbid (principal, action, resource) when { resource.name like \"ow*\" };\n",
+    )
+    .unwrap();
+    let dir = folder.to_str().unwrap();
+    let (code, d) = check(&own, "builder-alice", &["--publish-policies", dir]);
+    assert_eq!(
+        (code, d["reasons"].clone()),
+        (1, serde_json::json!(["no-own"])),
+        "{d}"
+    );
+    // A broken one exits 2, naming the file.
+    std::fs::write(
+        folder.join("bad.cedar"),
+        "@id(\"bad\") forbid (principal, action, resource) when { resource.nmae };\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = output(
+        skillgate()
+            .args([
+                "policy",
+                "check-publish",
+                "--builder",
+                "builder-alice",
+                "--skill",
+            ])
+            .arg(&own)
+            .args(["--publish-policies", dir]),
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("bad.cedar"), "{stderr}");
 }

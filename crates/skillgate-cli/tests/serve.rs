@@ -23,6 +23,11 @@ impl Server {
     }
 
     fn start_with(config: &Path, state: &Path, extra: &[&str]) -> Server {
+        Server::start_logging(config, state, extra, Stdio::null())
+    }
+
+    /// Starts it with its JSON log (stderr) going to `log`.
+    fn start_logging(config: &Path, state: &Path, extra: &[&str], log: Stdio) -> Server {
         let mut child = Command::new(bin())
             .args(["serve", "--listen", "127.0.0.1:0", "--config"])
             .arg(config)
@@ -30,7 +35,7 @@ impl Server {
             .arg("--state-dir")
             .arg(state)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(log)
             .spawn()
             .unwrap();
         let mut line = String::new();
@@ -275,6 +280,82 @@ fn publish_run_list_and_refuse_over_http() {
         text.contains("skillgate_auth_failures_total{reason=\"missing\"} 1"),
         "{text}"
     );
+}
+
+/// Issue 15: publishing is a Cedar action, decided by the publish policies (the base ones
+/// and an operator folder); a deny is a 403 whose deciding policy ids are in the log only.
+#[test]
+fn publishing_is_decided_by_the_publish_policies() {
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("publish-policies");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("names.cedar"),
+        "@id(\"no-internal-names\")\nforbid (principal, action == Action::\"publish\", resource)\nwhen { resource.name like \"internal-*\" };\n",
+    )
+    .unwrap();
+    let config = common::example_config(tmp.path(), |t| {
+        t.replace(
+            "[policy]\n",
+            "[policy]\npublish_policies = \"publish-policies\"\n",
+        )
+    });
+    // A second builder of acme.
+    let entities = tmp.path().join("entities.json");
+    let text = std::fs::read_to_string(&entities).unwrap().replacen(
+        "[\n",
+        "[\n  {\"uid\": {\"type\": \"Builder\", \"id\": \"builder-bob\"}, \"attrs\": {\"tenant\": {\"__entity\": {\"type\": \"Tenant\", \"id\": \"acme\"}}}, \"parents\": []},\n",
+        1,
+    );
+    std::fs::write(&entities, text).unwrap();
+    let state = tmp.path().join("state");
+    let key = |args: &[&str]| create_key(&config, &state, args);
+    let alice = key(&["--builder", "builder-alice", "--tenant", "acme"]);
+    let bob = key(&["--builder", "builder-bob", "--tenant", "acme"]);
+    // A builder the entities file does not declare: its key authenticates, Cedar denies.
+    let ghost = key(&["--builder", "ghost", "--tenant", "acme"]);
+    let log_path = tmp.path().join("serve.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let server = Server::start_logging(&config, &state, &[], log.into());
+    let log = || std::fs::read_to_string(&log_path).unwrap();
+    let publish = |key: &str, name: &str, metadata: &str| {
+        server.publish(key, &tgz(&js_skill(tmp.path(), name, metadata)))
+    };
+    // Denied: 403, the message names no policy, the log names the deciding one.
+    let denied = |(status, e): (u16, serde_json::Value), policy: &str| {
+        assert_eq!(status, 403, "{e}");
+        let message = e["error"]["message"].as_str().unwrap().to_string();
+        assert!(!message.contains(policy), "{message}");
+        let line = log()
+            .lines()
+            .rfind(|l| l.contains("publish denied"))
+            .map(String::from)
+            .unwrap_or_else(|| panic!("no publish denial in the log: {}", log()));
+        assert!(line.contains(policy), "{line}");
+        message
+    };
+
+    // A builder publishes its own skill in its tenant.
+    let (status, v) = publish(&alice, "tool", "");
+    assert_eq!(status, 201, "{v}");
+    // A skill claiming another tenant: Cedar's cross-tenant forbid decides; the answer
+    // still names the field.
+    let message = denied(
+        publish(&alice, "elsewhere", "  skillgate.tenant: globex\n"),
+        "publish-cross-tenant",
+    );
+    assert!(message.contains("skillgate.tenant"), "{message}");
+    // Another builder's skill name: the other-owner forbid.
+    denied(publish(&bob, "tool", ""), "publish-other-owner");
+    // The operator's policy.
+    let message = denied(publish(&alice, "internal-tool", ""), "no-internal-names");
+    assert!(message.contains("publish policies"), "{message}");
+    // An undeclared builder publishes nothing (nothing permits it).
+    let (status, e) = publish(&ghost, "ghostly", "");
+    assert_eq!(status, 403, "{e}");
+    assert!(log().contains("not in the entities file"), "{}", log());
+    let (_, listed) = server.get("/v1/skills", Some(&alice));
+    assert_eq!(names(&listed), ["tool"]);
 }
 
 #[test]

@@ -84,6 +84,38 @@ impl Decision {
         }
     }
 
+    /// The decision of a Cedar response: allow only when Cedar allows and no policy's
+    /// evaluation erred (Cedar alone would skip an erring policy).
+    pub(crate) fn from_response(response: &cedar_policy::Response) -> Decision {
+        let mut reasons: Vec<String> = response
+            .diagnostics()
+            .reason()
+            .map(|id| id.to_string())
+            .collect();
+        reasons.sort();
+        let mut errors: Vec<DecisionError> = response
+            .diagnostics()
+            .errors()
+            .map(|e| match e {
+                cedar_policy::AuthorizationError::PolicyEvaluationError(pe) => DecisionError {
+                    policy_id: Some(pe.policy_id().to_string()),
+                    message: pe.inner().to_string(),
+                },
+            })
+            .collect();
+        errors.sort_by(|a, b| a.policy_id.cmp(&b.policy_id));
+        let allowed = response.decision() == cedar_policy::Decision::Allow && errors.is_empty();
+        Decision {
+            decision: if allowed {
+                Verdict::Allow
+            } else {
+                Verdict::Deny
+            },
+            reasons,
+            errors,
+        }
+    }
+
     /// `true` for an allow.
     pub fn is_allowed(&self) -> bool {
         self.decision == Verdict::Allow

@@ -1,9 +1,10 @@
 //! [`Policy`]: the loaded schema, policies, grants and entities, and `authorize`.
 use crate::catalogue::Catalogue;
-use crate::decision::{Decision, DecisionError, Verdict};
+use crate::decision::Decision;
 use crate::error::LoadError;
 use crate::index::ResourceIndex;
 use crate::load::{self, BUILTIN_POLICIES, BUILTIN_SCHEMA, PolicySources};
+use crate::publish::{PublishGate, PublishSkill, Publisher};
 
 /// The built-in default policy files, named as reports show them.
 fn builtin_files() -> Vec<(String, String)> {
@@ -80,6 +81,8 @@ pub struct Policy {
     /// The schema's action entities, added to every request's entity set.
     actions: Arc<[Entity]>,
     authorizer: Arc<Authorizer>,
+    /// The publish policies (`[policy] publish_policies` on top of the base ones).
+    publish: Arc<PublishGate>,
 }
 
 impl std::fmt::Debug for Policy {
@@ -154,6 +157,7 @@ impl Policy {
             trust_caller_groups: false,
             uids: Uids::new(),
             authorizer: Arc::new(Authorizer::new()),
+            publish: PublishGate::builtin()?,
         })
     }
 
@@ -191,6 +195,7 @@ impl Policy {
             policy = policy.with_catalogue_json(&path.display().to_string(), &text)?;
         }
         policy.trust_caller_groups = sources.trust_caller_groups;
+        policy.publish = PublishGate::load(sources.publish_policies.as_deref())?;
         Ok(policy)
     }
 
@@ -303,6 +308,19 @@ impl Policy {
         crate::request::tenant_of(self.entities.get(&uid)?).map(|t| t.id().unescaped().to_string())
     }
 
+    /// The publish policies ([`crate::publish`]).
+    pub fn publish_gate(&self) -> &PublishGate {
+        &self.publish
+    }
+
+    /// May `publisher` publish `skill` to the registry? Decided by the publish policies
+    /// ([`crate::publish`]), with each builder's tenant from the entities file; a builder
+    /// the file does not declare, an agent, or any error denies.
+    pub fn authorize_publish(&self, publisher: &Publisher, skill: &PublishSkill) -> Decision {
+        self.publish
+            .authorize(publisher, skill, |b| self.builder_tenant(b))
+    }
+
     /// Every policy id (static policies, templates and grant links) with the file it comes
     /// from, sorted by id.
     pub fn policy_ids(&self) -> Vec<(String, String)> {
@@ -386,34 +404,7 @@ impl Policy {
                 ));
             }
         };
-        let response = self.authorizer.is_authorized(&request, policies, &entities);
-        let mut reasons: Vec<String> = response
-            .diagnostics()
-            .reason()
-            .map(|id| id.to_string())
-            .collect();
-        reasons.sort();
-        let mut errors: Vec<DecisionError> = response
-            .diagnostics()
-            .errors()
-            .map(|e| match e {
-                cedar_policy::AuthorizationError::PolicyEvaluationError(pe) => DecisionError {
-                    policy_id: Some(pe.policy_id().to_string()),
-                    message: pe.inner().to_string(),
-                },
-            })
-            .collect();
-        errors.sort_by(|a, b| a.policy_id.cmp(&b.policy_id));
-        let allowed = response.decision() == cedar_policy::Decision::Allow && errors.is_empty();
-        Decision {
-            decision: if allowed {
-                Verdict::Allow
-            } else {
-                Verdict::Deny
-            },
-            reasons,
-            errors,
-        }
+        Decision::from_response(&self.authorizer.is_authorized(&request, policies, &entities))
     }
 
     fn parts(&self) -> crate::request::Parts<'_> {

@@ -18,6 +18,9 @@
 //! - Deciding fails closed: a policy whose evaluation errs denies the request
 //!   (Cedar alone would skip it), and so does a request that cannot be built.
 //!
+//! - **Publishing** to the registry is its own small policy set ([`publish`]), decided
+//!   by [`Policy::authorize_publish`].
+//!
 //! Use it alone with [`Policy::authorize`], or as a tower layer with [`PolicyLayer`].
 
 mod decision;
@@ -33,6 +36,7 @@ mod tenancy;
 pub mod catalogue;
 pub mod fuzz;
 pub mod listing;
+pub mod publish;
 pub mod testfile;
 
 pub use catalogue::{Catalogue, Record};
@@ -46,6 +50,7 @@ pub use layer::{
 pub use load::{
     BASE_POLICIES, BASE_POLICY_IDS, BUILTIN_POLICIES, BUILTIN_SCHEMA, MAX_FILE_BYTES, PolicySources,
 };
+pub use publish::{PublishGate, PublishSkill, Publisher};
 pub use request::{Action, RunFacts};
 
 /// Where agents, groups, builders and tenants come from, and how a request is built.

@@ -79,6 +79,10 @@ pub struct PolicySources {
     /// Ids of [`BASE_POLICIES`] to turn off (`tenant-isolation`, `no-code-right`,
     /// `quarantine`). Every decision then carries a finding saying so. Default: none.
     pub disabled_base_policies: Vec<String>,
+    /// A folder of `*.cedar` files added to the base publish policies (who may publish
+    /// which skill to the registry; see [`crate::publish`]), validated strictly against
+    /// the compiled-in publish schema. Default: none, the base publish policies alone.
+    pub publish_policies: Option<PathBuf>,
 }
 
 impl PolicySources {
@@ -89,6 +93,7 @@ impl PolicySources {
             &mut self.entities,
             &mut self.grants,
             &mut self.catalogue,
+            &mut self.publish_policies,
         ]
         .into_iter()
         .flatten()

@@ -395,3 +395,53 @@ fn malformed_catalogue_records_are_refused_at_their_line() {
         .unwrap_err();
     assert!(err.message.contains("secret"), "{err}");
 }
+
+// Issue 15: publishing is its own policy set. Run policies with an unconstrained action
+// reading an Agent-only attribute keep loading beside a publish policies folder; a broken
+// publish policy file refuses to start, naming it.
+#[test]
+fn run_policies_keep_loading_beside_publish_policies_and_a_broken_one_is_named() {
+    let run = tempfile::tempdir().unwrap();
+    std::fs::write(
+        run.path().join("quarantine.cedar"),
+        "@id(\"allow-all\")\npermit (principal, action, resource);\n@id(\"mine\")\nforbid (principal, action, resource) when { principal.quarantined };\n",
+    )
+    .unwrap();
+    let publish = tempfile::tempdir().unwrap();
+    std::fs::write(
+        publish.path().join("names.cedar"),
+        "@id(\"no-internal\")\nforbid (principal, action, resource) when { resource.name like \"internal-*\" };\n",
+    )
+    .unwrap();
+    let sources = PolicySources {
+        policies: Some(run.path().to_path_buf()),
+        publish_policies: Some(publish.path().to_path_buf()),
+        ..Default::default()
+    };
+    let policy = Policy::load(&sources).unwrap();
+    assert!(policy.policy_ids().iter().any(|(id, _)| id == "mine"));
+    let publish_ids: Vec<String> = policy
+        .publish_gate()
+        .policy_ids()
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    assert_eq!(
+        publish_ids,
+        [
+            "no-internal",
+            "publish-cross-tenant",
+            "publish-other-owner",
+            "publish-own-skill"
+        ]
+    );
+
+    std::fs::write(
+        publish.path().join("zz-broken.cedar"),
+        "@id(\"bad\")\nforbid (principal, action, resource) when { principal.quarantined };\n",
+    )
+    .unwrap();
+    let err = Policy::load(&sources).unwrap_err();
+    assert!(err.file.ends_with("zz-broken.cedar"), "{err}");
+    assert_eq!(err.line, Some(2), "{err}");
+}

@@ -155,6 +155,7 @@ async fn blocking<T: Send + 'static>(
 async fn publish(
     State(state): State<Arc<ServerState>>,
     Extension(principal): Extension<Principal>,
+    Extension(ReqId(id)): Extension<ReqId>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Response, ApiError> {
@@ -169,7 +170,8 @@ async fn publish(
     )?;
     let bytes = read_body(body, state.limits.upload_bytes).await?;
     let st = state.clone();
-    let version = blocking(move || registry::publish(&st, &principal, &bytes)).await?;
+    let version =
+        blocking(move || registry::publish(&st, &principal, &bytes, &id.to_string())).await?;
     if version.verdict != skillgate_store::PublishVerdict::Block {
         // The gate sees the new version as a catalogue record from now on.
         state.rebuild().await.map_err(|e| {

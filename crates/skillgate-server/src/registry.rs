@@ -172,18 +172,59 @@ pub fn require_builder(principal: &Principal) -> Result<(), ApiError> {
     }
 }
 
-/// Publishes an upload as `principal` (a builder): checks, pre-scans and stores it.
-/// Blocking: call it on the blocking pool. Returns the stored version.
-pub fn publish(
+/// The publish policies' decision ([`Policy::authorize_publish`](skillgate_policy::Policy::authorize_publish))
+/// on `builder` publishing `skill` to `tenant`: the skill's tenant and owner are what its
+/// SKILL.md claims, else the key's tenant and the owner of the name's published versions
+/// (`existing`), else the builder. No policy gate denies. `skillgate policy check-publish`
+/// asks the same question.
+pub fn publish_decision(
+    policy: Option<&skillgate_policy::Policy>,
+    builder: &str,
+    tenant: &str,
+    skill: &Skill,
+    existing: &[SkillVersion],
+    verdict: PublishVerdict,
+) -> skillgate_policy::Decision {
+    let Some(policy) = policy else {
+        return skillgate_policy::Decision::deny_with_error("no policy gate");
+    };
+    let owner = skill
+        .owner
+        .clone()
+        .or_else(|| existing.first().map(|v| v.owner.clone()))
+        .unwrap_or_else(|| builder.to_string());
+    let resource = skillgate_policy::PublishSkill {
+        name: skill.name.clone(),
+        tenant: skill.tenant.clone().unwrap_or_else(|| tenant.to_string()),
+        owner,
+        visibility: skill.visibility,
+        prescan: verdict.as_str().to_string(),
+    };
+    policy.authorize_publish(
+        &skillgate_policy::Publisher::Builder(builder.to_string()),
+        &resource,
+    )
+}
+
+/// The verdict stored with a version for the pre-scan's verdict on it.
+pub fn publish_verdict(verdict: skillgate_prescan::Verdict) -> PublishVerdict {
+    match verdict {
+        skillgate_prescan::Verdict::Allow => PublishVerdict::Pass,
+        skillgate_prescan::Verdict::Warn => PublishVerdict::Warn,
+        skillgate_prescan::Verdict::Block => PublishVerdict::Block,
+    }
+}
+
+/// The registry's own checks (kept beside the publish policies as defence in depth):
+/// owner and tenant come from the key, so a SKILL.md that claims others is refused, naming
+/// the field; a name another builder owns, or files catalogued under another name, too.
+fn check_claims(
     state: &ServerState,
-    principal: &Principal,
-    gz: &[u8],
-) -> Result<SkillVersion, ApiError> {
-    require_builder(principal)?;
-    let builder = &principal.caller.agent_id;
-    let tenant = &principal.caller.tenant;
-    let skill = unpack_and_load(gz)?;
-    // Owner and tenant come from the key; a SKILL.md that claims others is refused.
+    builder: &str,
+    tenant: &str,
+    skill: &Skill,
+    existing: &[SkillVersion],
+) -> Result<(), ApiError> {
     let claim = |field: &str, says: &str, key: &str| {
         ApiError::forbidden(format!(
             "SKILL.md's `{field}` is `{}`, but the publishing key is {}'s, of tenant `{tenant}`: \
@@ -192,21 +233,20 @@ pub fn publish(
             builder
         ))
     };
-    if let Some(o) = skill.owner.as_deref().filter(|o| o != builder) {
+    if let Some(o) = skill.owner.as_deref().filter(|o| *o != builder) {
         return Err(claim("skillgate.owner", o, builder));
     }
-    if let Some(t) = skill.tenant.as_deref().filter(|t| t != tenant) {
+    if let Some(t) = skill.tenant.as_deref().filter(|t| *t != tenant) {
         return Err(claim("skillgate.tenant", t, tenant));
     }
-    let engine = state.engine();
-    let existing = state.store().versions(tenant, &skill.name)?;
-    if let Some(other) = existing.iter().find(|v| &v.owner != builder) {
+    if let Some(other) = existing.iter().find(|v| v.owner != builder) {
         return Err(ApiError::forbidden(format!(
             "skill `{}` of tenant `{tenant}` is owned by `{}`",
             skill.name, other.owner
         )));
     }
-    if let Some(r) = engine
+    if let Some(r) = state
+        .engine()
         .policy()
         .and_then(|p| p.catalogue().get(&skill.digest))
     {
@@ -221,14 +261,57 @@ pub fn publish(
             ));
         }
     }
+    Ok(())
+}
+
+/// Publishes an upload as `principal` (a builder): pre-scans it, asks the publish policies
+/// (a deny is a 403; the deciding policy ids go to the log under `request_id`, never into
+/// the answer), checks its claims and stores it. Blocking: call it on the blocking pool.
+/// Returns the stored version.
+pub fn publish(
+    state: &ServerState,
+    principal: &Principal,
+    gz: &[u8],
+    request_id: &str,
+) -> Result<SkillVersion, ApiError> {
+    require_builder(principal)?;
+    let builder = &principal.caller.agent_id;
+    let tenant = &principal.caller.tenant;
+    let skill = unpack_and_load(gz)?;
+    let engine = state.engine();
+    let existing = state.store().versions(tenant, &skill.name)?;
     let scanner = skillgate::assemble::prescanner(&engine.config().prescan)
         .map_err(|e| ApiError::internal(e.to_string()))?;
     let report = scanner.scan_skill(&skill);
-    let verdict = match report.verdict {
-        skillgate_prescan::Verdict::Allow => PublishVerdict::Pass,
-        skillgate_prescan::Verdict::Warn => PublishVerdict::Warn,
-        skillgate_prescan::Verdict::Block => PublishVerdict::Block,
-    };
+    let verdict = publish_verdict(report.verdict);
+    let decision = publish_decision(
+        engine.policy().map(|p| &**p),
+        builder,
+        tenant,
+        &skill,
+        &existing,
+        verdict,
+    );
+    let checked = check_claims(state, builder, tenant, &skill, &existing);
+    if !decision.is_allowed() {
+        let errors: Vec<String> = decision.errors.iter().map(|e| e.to_string()).collect();
+        tracing::warn!(
+            request_id,
+            builder = %builder,
+            tenant = %tenant,
+            skill = %elide(&skill.name),
+            policies = ?decision.reasons,
+            errors = ?errors,
+            "publish denied by the publish policies"
+        );
+        // A claim the registry's own checks name is the clearer answer.
+        checked?;
+        return Err(ApiError::forbidden(format!(
+            "the publish policies do not let `{builder}` publish skill `{}` in tenant `{tenant}`",
+            elide(&skill.name)
+        )));
+    }
+    checked?;
     let version = SkillVersion {
         tenant: tenant.clone(),
         name: skill.name.clone(),

@@ -18,10 +18,13 @@ pub(crate) struct PolicyArgs {
 
 #[derive(Debug, Subcommand)]
 enum PolicyCommand {
-    /// Load and strictly validate the schema, policies, entities and grants.
+    /// Load and strictly validate the schema, policies, entities, grants and publish policies.
     Validate(SourceArgs),
     /// May an agent execute a skill? Prints {"decision", "reasons", "errors"}; exit 0 allow, 1 deny.
     Check(CheckArgs),
+    /// May a builder publish a skill folder to the registry (`skillgate serve`)? Decided by
+    /// the publish policies on the pre-scan's verdict, as `POST /v1/skills`; exit 0 allow, 1 deny.
+    CheckPublish(CheckPublishArgs),
     /// Run a policy test file (requests with expected decisions); exit 1 if a case fails.
     Test(TestArgs),
     /// The skills (folders under --skills) an agent may see (`view`, as `check --action view` decides).
@@ -148,6 +151,28 @@ struct CheckArgs {
 }
 
 #[derive(Debug, Args)]
+struct CheckPublishArgs {
+    /// The builder's id (its tenant comes from the entities file).
+    #[arg(long, value_name = "ID")]
+    builder: String,
+    /// The tenant to publish in, only for a builder the entities file does not declare
+    /// (which the publish policies deny anyway; a --tenant that disagrees is refused).
+    #[arg(long, value_name = "ID")]
+    tenant: Option<String>,
+    /// The skill folder.
+    #[arg(long, value_name = "DIR")]
+    skill: PathBuf,
+    /// A folder of publish policies instead of the config's `[policy] publish_policies`.
+    #[arg(long, value_name = "DIR")]
+    publish_policies: Option<PathBuf>,
+    #[command(flatten)]
+    sources: SourceArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+#[derive(Debug, Args)]
 struct TestArgs {
     /// The test file (see `skillgate_policy::testfile` for its format).
     file: PathBuf,
@@ -199,6 +224,7 @@ pub(crate) fn run(args: PolicyArgs) -> Result<ExitCode, UsageError> {
     match args.command {
         PolicyCommand::Validate(a) => validate(a),
         PolicyCommand::Check(a) => check(a),
+        PolicyCommand::CheckPublish(a) => check_publish(a),
         PolicyCommand::Test(a) => test(a),
         PolicyCommand::ListSkills(a) => list(a),
         PolicyCommand::Digest(a) => digest(a),
@@ -215,6 +241,11 @@ fn validate(args: SourceArgs) -> Result<ExitCode, UsageError> {
         policy.catalogue().len()
     );
     for (id, file) in ids {
+        println!("  {id}  ({file})");
+    }
+    let publish = policy.publish_gate().policy_ids();
+    println!("publish policies: {}", publish.len());
+    for (id, file) in publish {
         println!("  {id}  ({file})");
     }
     Ok(ExitCode::SUCCESS)
@@ -268,6 +299,41 @@ fn check(args: CheckArgs) -> Result<ExitCode, UsageError> {
         &req.skill,
         args.action,
         &RunFacts::for_limits(&req.skill, &limits),
+    );
+    print_decision(&d, args.format)?;
+    Ok(if d.is_allowed() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn check_publish(args: CheckPublishArgs) -> Result<ExitCode, UsageError> {
+    let (mut sources, config) = args.sources.sources()?;
+    if let Some(dir) = &args.publish_policies {
+        sources.publish_policies = Some(dir.clone());
+    }
+    let policy = Policy::load(&sources)?;
+    let tenant = match (policy.builder_tenant(&args.builder), args.tenant) {
+        (Some(known), Some(claimed)) if known != claimed => {
+            return Err(UsageError(format!(
+                "builder `{}` belongs to tenant `{known}` in the entities file, not to `{claimed}` (--tenant)",
+                args.builder
+            )));
+        }
+        (Some(known), _) => known,
+        (None, claimed) => claimed.unwrap_or_default(),
+    };
+    let skill = skill_dir::load(&args.skill)?;
+    let scanner = skillgate::assemble::prescanner(&config.prescan)?;
+    let verdict = skillgate_server::registry::publish_verdict(scanner.scan_skill(&skill).verdict);
+    let d = skillgate_server::registry::publish_decision(
+        Some(&policy),
+        &args.builder,
+        &tenant,
+        &skill,
+        &[],
+        verdict,
     );
     print_decision(&d, args.format)?;
     Ok(if d.is_allowed() {

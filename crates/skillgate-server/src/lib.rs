@@ -18,6 +18,7 @@ pub mod app;
 pub mod auth;
 pub mod error;
 pub mod keys;
+pub mod panel;
 pub mod protect;
 pub mod registry;
 pub mod runs;

@@ -27,38 +27,6 @@ fn skillgate() -> Command {
     c
 }
 
-/// The example config with the runtimes kept in this target directory, so they are
-/// installed once and not per run (the monitor still gets a fresh state per run).
-fn config() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus-skills");
-    std::fs::create_dir_all(&dir).unwrap();
-    let runtimes = dir.join("runtimes");
-    common::example_config(&dir, |example| {
-        let text = example.replace(
-            "[runtimes]\n",
-            &format!("[runtimes]\ndir = \"{}\"\n", runtimes.display()),
-        );
-        assert_ne!(
-            text, example,
-            "examples/skillgate.toml has a [runtimes] section"
-        );
-        text
-    })
-}
-
-fn install(config: &Path, name: &str) {
-    let out = skillgate()
-        .args(["runtime", "install", name, "--offline", "--config"])
-        .arg(config)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "installing runtime {name} failed (run scripts/install-test-deps to fill the wheel cache): {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
 /// Compares an answer with the expected one; inline PNGs are checked by their magic.
 fn same_answer(expected: &Value, actual: &Value, path: &str, why: &mut Vec<String>) {
     match (expected, actual) {
@@ -166,9 +134,9 @@ fn check(config: &Path, dir: &Path) -> Vec<String> {
 
 #[test]
 fn every_corpus_skill_runs_ok_with_its_expected_answer_and_no_warning() {
-    let config = config();
+    let config = common::config_with_runtimes("corpus-skills");
     for runtime in ["python", "python-data", "node"] {
-        install(&config, runtime);
+        common::install_runtime(&config, runtime);
     }
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(repo().join("corpora/skills"))
         .unwrap()

@@ -36,3 +36,42 @@ pub(crate) fn example_config(
     std::fs::write(&path, edit(text)).unwrap();
     path
 }
+
+/// The example config (see [`example_config`]) written into `CARGO_TARGET_TMPDIR/NAME`,
+/// with its runtimes kept there too, so they are installed once per target directory and
+/// not per run (each run still gets a fresh monitor state from the caller).
+#[allow(dead_code)]
+pub(crate) fn config_with_runtimes(name: &str) -> PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let runtimes = dir.join("runtimes");
+    example_config(&dir, |example| {
+        let text = example.replace(
+            "[runtimes]\n",
+            &format!("[runtimes]\ndir = \"{}\"\n", runtimes.display()),
+        );
+        assert_ne!(
+            text, example,
+            "examples/skillgate.toml has a [runtimes] section"
+        );
+        text
+    })
+}
+
+/// Installs the named runtime for `config` with `skillgate runtime install --offline`,
+/// from the wheel cache `scripts/install-test-deps` fills (no network here).
+#[allow(dead_code)]
+pub(crate) fn install_runtime(config: &std::path::Path, name: &str) {
+    let out = assert_cmd::Command::cargo_bin("skillgate")
+        .unwrap()
+        .current_dir(repo())
+        .args(["runtime", "install", name, "--offline", "--config"])
+        .arg(config)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "installing runtime {name} failed (run scripts/install-test-deps to fill the wheel cache): {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

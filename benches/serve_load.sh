@@ -145,16 +145,20 @@ print(f"  server's own addition (client time - duration_ms, per run) p50 {pct(ad
 
 if soak:
     print(f"soak: concurrency 8 for {soak}, RSS every 10 s")
-    proc = subprocess.Popen(
-        ["hey", "-z", soak, "-c", "8", "-m", "POST", "-o", "csv",
-         "-H", "Authorization: Bearer " + key, "-T", "application/json",
-         "-D", os.path.join(work, "body.json"), f"http://{addr}{path}"],
-        stdout=subprocess.PIPE, text=True)
-    samples = []
-    while proc.poll() is None:
-        samples.append(rss_kib())
-        time.sleep(10)
-    rows = list(csv.DictReader(proc.stdout.read().splitlines()))
+    # hey writes its CSV at the end: into a file, not a pipe that would fill and stall it.
+    out_path = os.path.join(work, "soak.csv")
+    with open(out_path, "w") as out:
+        proc = subprocess.Popen(
+            ["hey", "-z", soak, "-c", "8", "-m", "POST", "-o", "csv",
+             "-H", "Authorization: Bearer " + key, "-T", "application/json",
+             "-D", os.path.join(work, "body.json"), f"http://{addr}{path}"],
+            stdout=out)
+        samples = []
+        while proc.poll() is None:
+            samples.append(rss_kib())
+            time.sleep(10)
+    with open(out_path) as f:
+        rows = list(csv.DictReader(f))
     codes = {}
     for r in rows:
         codes[int(r["status-code"])] = codes.get(int(r["status-code"]), 0) + 1

@@ -25,8 +25,9 @@ pub fn router(state: Arc<ServerState>) -> Router {
         .route("/metrics", get(metrics))
         .merge(authenticated(
             state.clone(),
-            crate::mcp::routes(state.clone()),
+            crate::mcp::routes(state.clone()).merge(crate::panel::api()),
         ))
+        .merge(crate::panel::pages())
         .fallback(not_found)
         .layer(middleware::from_fn_with_state(state.clone(), request_scope))
         .with_state(state)
@@ -144,7 +145,7 @@ async fn metrics(State(state): State<Arc<ServerState>>) -> Response {
 }
 
 /// Runs blocking work (the store, the file system) off the async threads.
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
     tokio::task::spawn_blocking(f)

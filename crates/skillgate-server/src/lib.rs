@@ -20,6 +20,7 @@ pub mod auth;
 pub mod error;
 pub mod keys;
 pub mod mcp;
+pub mod panel;
 pub mod piston;
 pub mod protect;
 pub mod ratelimit;

@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# Load on `skillgate serve` (a benchmark, not a test; all traffic to 127.0.0.1).
+#
+# Builds release, starts `serve` on 127.0.0.1 (any free port) with the example config and
+# a fresh state dir, creates a builder and an agent key, publishes the trivial skill
+# (examples/skills/analyze-rows, the README's main example) and then:
+#   1. unloaded: sequential runs on one keep-alive connection, timed by the client, next
+#      to the report's own `duration_ms` (the wall time through the pipeline, measured in
+#      the server around the engine's run): their difference is what the server adds
+#      (HTTP, authentication, body parsing, the registry lookup, the JSON answer);
+#      `duration_ms` is whole milliseconds rounded down, so the difference overstates it
+#      by up to 1 ms;
+#   2. `hey` (Debian's load generator; installed with apt-get when missing) at concurrency
+#      1, 8, 32 and 128 for DURATION each: throughput, p50 and p99 of the admitted (2xx)
+#      answers, the count of 429s (shed beyond the concurrency limit and its queue) and of
+#      any other status, p99 against the unloaded p99;
+#   3. the audit trail: every 2xx run answer must have exactly one `execution` record
+#      (counted, and no request id twice), and nothing shed may have one;
+#   4. the server's RSS before and after the load.
+# With --soak DURATION (e.g. 10m): instead of the steps 2-3 sweep, drives concurrency 8 for
+# that long and samples the server's RSS every 10 s, reporting its growth from the first
+# sample after warm-up to the last (target: under 10%).
+#
+# Usage: benches/serve_load.sh [--duration 10s] [--soak 10m]
+#        SKILLGATE_BIN=/path/to/skillgate benches/serve_load.sh   (that binary instead of
+#        building this checkout)
+set -euo pipefail
+DURATION=10s
+SOAK=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --duration) DURATION="$2"; shift 2 ;;
+    --soak) SOAK="$2"; shift 2 ;;
+    *) echo "usage: $0 [--duration 10s] [--soak 10m]" >&2; exit 2 ;;
+  esac
+done
+cd "$(dirname "$0")/.."
+if [ -n "${SKILLGATE_BIN:-}" ]; then
+  SG="$SKILLGATE_BIN"
+else
+  cargo build -q --release -p skillgate-cli
+  SG="${CARGO_TARGET_DIR:-target}/release/skillgate"
+fi
+if ! command -v hey >/dev/null; then
+  echo "installing hey (Debian's HTTP load generator)" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends hey >/dev/null
+fi
+WORK=$(mktemp -d /tmp/skillgate-serve-load.XXXXXX)
+SERVER_PID=
+cleanup() {
+  if [ -n "$SERVER_PID" ]; then kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+CONFIG=examples/skillgate.toml
+STATE="$WORK/state"
+key() { "$SG" keys create "$@" --config "$CONFIG" --state-dir "$STATE" | tail -n 1; }
+BUILDER_KEY=$(key --builder builder-alice --tenant acme)
+AGENT_KEY=$(key --agent analyst-1 --tenant acme)
+
+mkfifo "$WORK/out"
+"$SG" serve --config "$CONFIG" --state-dir "$STATE" --listen 127.0.0.1:0 >"$WORK/out" 2>"$WORK/server.log" &
+SERVER_PID=$!
+read -r _ _ ADDR <"$WORK/out"
+echo "serve (pid $SERVER_PID) on $ADDR, state $STATE" >&2
+
+tar -czf "$WORK/skill.tar.gz" -C examples/skills analyze-rows
+curl -sf -o /dev/null -H "Authorization: Bearer $BUILDER_KEY" -H 'Content-Type: application/gzip' \
+  --data-binary @"$WORK/skill.tar.gz" "http://$ADDR/v1/skills"
+python3 -c 'import json; print(json.dumps({"input": json.load(open("examples/skills/analyze-rows/sample-input.json"))}))' \
+  >"$WORK/body.json"
+
+python3 - "$ADDR" "$AGENT_KEY" "$WORK" "$STATE" "$SERVER_PID" "$DURATION" "$SOAK" <<'PYEOF'
+import csv, http.client, json, os, statistics, subprocess, sys, time
+
+addr, key, work, state, pid, duration, soak = sys.argv[1:8]
+host, port = addr.rsplit(":", 1)
+path = "/v1/skills/analyze-rows/runs"
+body = open(os.path.join(work, "body.json"), "rb").read()
+headers = {"Authorization": "Bearer " + key, "Content-Type": "application/json"}
+ok_runs = 0  # every 2xx run answer, to check against the audit trail
+
+def rss_kib():
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise SystemExit("no VmRSS for the server")
+
+def pct(values, p):
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+def hey(concurrency, how_long):
+    """Runs hey; returns (seconds, {status: count}, [latency ms of 2xx answers])."""
+    out = subprocess.run(
+        ["hey", "-z", how_long, "-c", str(concurrency), "-m", "POST", "-o", "csv",
+         "-H", "Authorization: Bearer " + key, "-T", "application/json",
+         "-D", os.path.join(work, "body.json"), f"http://{addr}{path}"],
+        check=True, capture_output=True, text=True).stdout
+    rows = list(csv.DictReader(out.splitlines()))
+    statuses, ok_ms, end = {}, [], 0.0
+    for r in rows:
+        code = int(r["status-code"])
+        statuses[code] = statuses.get(code, 0) + 1
+        latency = float(r["response-time"])
+        end = max(end, float(r["offset"]) + latency)
+        if 200 <= code < 300:
+            ok_ms.append(latency * 1000)
+    return end, statuses, ok_ms
+
+# Warm-up (the first runs fill the caches: pre-scan verdict, interpreter pages).
+conn = http.client.HTTPConnection(host, int(port))
+def one():
+    global ok_runs
+    t = time.perf_counter()
+    conn.request("POST", path, body, headers)
+    resp = conn.getresponse()
+    data = resp.read()
+    ms = (time.perf_counter() - t) * 1000
+    if resp.status != 200:
+        raise SystemExit(f"run answered {resp.status}: {data[:300]!r}")
+    ok_runs += 1
+    report = json.loads(data)
+    if report["status"] != "ok":
+        raise SystemExit(f"run status {report['status']}: {data[:300]!r}")
+    return ms, report
+for _ in range(20):
+    one()
+
+rss_start = rss_kib()
+# 1. Unloaded, sequential.
+seq = [one() for _ in range(200)]
+client = [ms for ms, _ in seq]
+pipeline = [r["duration_ms"] for _, r in seq]
+executor = [next(l["duration_us"] for l in r["layers"] if l["name"] == "executor") / 1000 for _, r in seq]
+added = [ms - r["duration_ms"] for ms, r in seq]
+conn.close()
+unloaded_p99 = pct(client, 99)
+print(f"unloaded, sequential, 200 runs of analyze-rows:")
+print(f"  client p50 {pct(client, 50):.2f} ms, p99 {unloaded_p99:.2f} ms")
+print(f"  report duration_ms (pipeline, in the server) p50 {pct(pipeline, 50)} ms; executor layer p50 {pct(executor, 50):.2f} ms")
+print(f"  server's own addition (client time - duration_ms, per run) p50 {pct(added, 50):.2f} ms, p99 {pct(added, 99):.2f} ms")
+
+if soak:
+    print(f"soak: concurrency 8 for {soak}, RSS every 10 s")
+    # hey writes its CSV at the end: into a file, not a pipe that would fill and stall it.
+    out_path = os.path.join(work, "soak.csv")
+    with open(out_path, "w") as out:
+        proc = subprocess.Popen(
+            ["hey", "-z", soak, "-c", "8", "-m", "POST", "-o", "csv",
+             "-H", "Authorization: Bearer " + key, "-T", "application/json",
+             "-D", os.path.join(work, "body.json"), f"http://{addr}{path}"],
+            stdout=out)
+        samples = []
+        while proc.poll() is None:
+            samples.append(rss_kib())
+            time.sleep(10)
+    with open(out_path) as f:
+        rows = list(csv.DictReader(f))
+    codes = {}
+    for r in rows:
+        codes[int(r["status-code"])] = codes.get(int(r["status-code"]), 0) + 1
+    ok_runs += sum(n for c, n in codes.items() if 200 <= c < 300)
+    base = samples[min(3, len(samples) - 1)]  # after 30 s of warm-up
+    growth = (samples[-1] - base) / base * 100
+    print(f"  {len(rows)} requests, statuses {codes}")
+    print(f"  RSS KiB: start {samples[0]}, after warm-up {base}, max {max(samples)}, end {samples[-1]}: growth {growth:+.1f}% (target < 10%)")
+else:
+    print(f"hey, {duration} per level (p50/p99 of admitted 2xx answers):")
+    print(f"  {'conc':>4} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'p99/unloaded':>12} {'2xx':>6} {'429':>6} other")
+    for c in (1, 8, 32, 128):
+        secs, codes, ok_ms = hey(c, duration)
+        n_ok = len(ok_ms)
+        ok_runs += n_ok
+        other = {k: v for k, v in codes.items() if not (200 <= k < 300) and k != 429}
+        p50 = pct(ok_ms, 50) if ok_ms else float("nan")
+        p99 = pct(ok_ms, 99) if ok_ms else float("nan")
+        print(f"  {c:>4} {n_ok / secs:>8.1f} {p50:>8.2f} {p99:>8.2f} {p99 / unloaded_p99:>11.1f}x {n_ok:>6} {codes.get(429, 0):>6} {other or ''}")
+
+print(f"server RSS: {rss_start} KiB before the load, {rss_kib()} KiB after")
+
+# 3. Exactly one audit record per accepted run.
+time.sleep(1)
+ids = []
+with open(os.path.join(state, "audit.jsonl")) as f:
+    for line in f:
+        rec = json.loads(line)
+        if rec.get("kind") == "execution":
+            ids.append(rec["request_id"])
+dupes = len(ids) - len(set(ids))
+verdict = "OK" if len(ids) == ok_runs and dupes == 0 else "MISMATCH"
+print(f"audit: {len(ids)} execution records, {ok_runs} 2xx run answers, {dupes} request ids twice: {verdict}")
+if verdict != "OK":
+    sys.exit(1)
+PYEOF

@@ -6,7 +6,8 @@
 //! ([`skillgate_mcp::http`]), which lists and runs exactly what that agent may (Cedar's
 //! `view`, then the whole pipeline per call). A builder or operator key gets 403: tools are
 //! for agents. Every request runs on the engine the server holds at that moment, so a
-//! reload or a publish is seen by the next MCP request.
+//! reload or a publish is seen by the next MCP request, and sessions are told
+//! (`notifications/tools/list_changed`).
 use crate::error::ApiError;
 use crate::{Principal, ServerState, registry};
 use axum::Router;
@@ -38,12 +39,24 @@ impl SkillSource for RegistrySource {
 }
 
 /// The `/mcp` route over `state`'s registry and engine, for the authenticated router.
+/// Inside a tokio runtime it also starts the poll that tells MCP sessions when their
+/// tools change ([`skillgate_mcp::watch`]: a publish, or policy files changed and
+/// reloaded).
 pub fn routes(state: Arc<ServerState>) -> Router<Arc<ServerState>> {
     let engine_of = state.clone();
+    let engine = state.engine();
     let gateway = Arc::new(Gateway::with_provider(
         Arc::new(move || engine_of.engine()),
         vec![Arc::new(RegistrySource(state))],
     ));
+    if tokio::runtime::Handle::try_current().is_ok() {
+        skillgate_mcp::watch::watch(
+            gateway.clone(),
+            engine.config().clone(),
+            engine.disabled().to_vec(),
+            skillgate_mcp::watch::POLL_INTERVAL,
+        );
+    }
     Router::new()
         .nest_service(
             "/mcp",

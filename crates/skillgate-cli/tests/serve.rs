@@ -924,6 +924,78 @@ fn mcp_client(server: &Server, key: &str, steps: serde_json::Value) -> serde_jso
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// The official MCP Python SDK over stdio to `skillgate mcp` (no `--skills`: the
+/// registry only) as `agent`.
+fn mcp_stdio(
+    config: &Path,
+    state: &Path,
+    agent: &str,
+    steps: serde_json::Value,
+) -> serde_json::Value {
+    let mut child = Command::new(common::repo().join("scripts/mcp-test-client"))
+        .arg("stdio")
+        .arg(bin())
+        .args(["mcp", "--agent", agent, "--config"])
+        .arg(config)
+        .arg("--state-dir")
+        .arg(state)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(steps.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the MCP client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn skillgate_mcp_over_stdio_serves_the_registry_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| t);
+    let state = tmp.path().join("state");
+    let builder = create_key(
+        &config,
+        &state,
+        &["--builder", "builder-alice", "--tenant", "acme"],
+    );
+    let server = Server::start(&config, &state);
+    let public = tgz(&common::repo().join("examples/skills/count-items"));
+    assert_eq!(server.publish(&builder, &public).0, 201);
+    let private = tgz(&js_skill(
+        tmp.path(),
+        "alice-private",
+        "  skillgate.visibility: private\n",
+    ));
+    assert_eq!(server.publish(&builder, &private).0, 201);
+    drop(server);
+
+    let steps = serde_json::json!([
+        {"op": "list"},
+        {"op": "call", "name": "count-items", "arguments": {"items": [1, 2]}},
+    ]);
+    let analyst = mcp_stdio(&config, &state, "analyst-1", steps.clone());
+    assert_eq!(tool_names(&analyst[0]), ["count-items"]);
+    let result = &analyst[1]["result"];
+    assert_eq!(result["isError"], false, "{result:#}");
+    assert!(
+        result.to_string().contains("Processed 2 items"),
+        "{result:#}"
+    );
+    let assistant = mcp_stdio(&config, &state, "alice-assistant", steps);
+    assert_eq!(tool_names(&assistant[0]), ["alice-private", "count-items"]);
+}
+
 fn tool_names(answer: &serde_json::Value) -> Vec<String> {
     answer["tools"]
         .as_array()
@@ -1098,4 +1170,38 @@ fn two_replicas_on_one_postgres_share_keys_registry_and_audit() {
         text.contains("skillgate_auth_failures_total{reason=\"missing\"} 1"),
         "{text}"
     );
+
+    // A private skill published through A after B started: B's gate must judge it as
+    // published (private to builder-alice's agents), never as the caller's own code.
+    let assistant = create_key(
+        &config,
+        &state_a,
+        &["--agent", "alice-assistant", "--tenant", "acme"],
+    );
+    let private = tgz(&js_skill(
+        tmp.path(),
+        "alice-private",
+        "  skillgate.visibility: private\n",
+    ));
+    assert_eq!(a.publish(&builder, &private).0, 201);
+    let (_, listed) = b.get("/v1/skills", Some(&analyst));
+    assert_eq!(names(&listed), ["count-items"]);
+    let (status, report) = b.json(
+        "POST",
+        "/v1/skills/alice-private/runs",
+        Some(&analyst),
+        serde_json::json!({"input": {}}),
+    );
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["status"], "denied", "{report}");
+    let (_, listed) = b.get("/v1/skills", Some(&assistant));
+    assert_eq!(names(&listed), ["alice-private", "count-items"]);
+    let (status, report) = b.json(
+        "POST",
+        "/v1/skills/alice-private/runs",
+        Some(&assistant),
+        serde_json::json!({"input": {}}),
+    );
+    assert_eq!(status, 200, "{report}");
+    assert_eq!(report["status"], "ok", "{report}");
 }

@@ -222,6 +222,7 @@ async fn list_skills(
     State(state): State<Arc<ServerState>>,
     Extension(principal): Extension<Principal>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
+    refresh_registry(&state).await?;
     let skills = blocking(move || match principal.role {
         skillgate_store::Role::Agent => Ok(registry::runnable_skills(&state, &principal.caller)?
             .into_iter()
@@ -299,6 +300,18 @@ async fn run_skill(
         registry::load_version(&st, &v)
     })
     .await?;
+    // The gate must know the version as published (another replica may have published
+    // it): else it would be judged as the caller's own code.
+    let engine = state
+        .engine_knowing(std::slice::from_ref(&skill.digest))
+        .await;
+    if !crate::state::knows(&engine, &skill.digest) {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "registry_not_ready",
+            "this version is not yet known to the policy gate; retry shortly",
+        ));
+    }
     runs::run(
         &state,
         &principal,
@@ -309,6 +322,15 @@ async fn run_skill(
     )
     .await
     .map(Json)
+}
+
+/// Rebuilds the engine when the registry holds versions its gate does not record yet
+/// (published through another replica).
+async fn refresh_registry(state: &Arc<ServerState>) -> Result<(), ApiError> {
+    let st = state.clone();
+    let digests = blocking(move || Ok(st.registry_digests()?)).await?;
+    state.engine_knowing(&digests).await;
+    Ok(())
 }
 
 async fn run_script(

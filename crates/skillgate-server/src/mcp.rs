@@ -17,8 +17,9 @@ use axum::response::{IntoResponse, Response};
 use skillgate_core::{Caller, Skill};
 use skillgate_mcp::http::{StreamableHttpServerConfig, http_service};
 use skillgate_mcp::{Gateway, SkillSource};
-use skillgate_store::Role;
-use std::sync::Arc;
+use skillgate_store::{Role, Store};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// The registry as a source of MCP tools: the latest runnable (not blocked) version of
 /// every published skill; the policy gate then keeps what the calling agent may see.
@@ -28,13 +29,95 @@ pub struct RegistrySource(pub Arc<ServerState>);
 impl SkillSource for RegistrySource {
     fn skills(&self) -> Vec<Arc<Skill>> {
         match registry::latest_runnable(&self.0, None) {
-            Ok(all) => all.into_iter().map(|r| r.skill).collect(),
+            Ok(all) => {
+                // Only what the gate records as published: a version another replica
+                // published is offered once this one's engine is rebuilt (started here).
+                let engine = self.0.engine();
+                let (known, unknown): (Vec<_>, Vec<_>) = all
+                    .into_iter()
+                    .partition(|r| crate::state::knows(&engine, &r.skill.digest));
+                if !unknown.is_empty() && tokio::runtime::Handle::try_current().is_ok() {
+                    let state = self.0.clone();
+                    tokio::spawn(async move {
+                        let digests: Vec<String> =
+                            unknown.iter().map(|r| r.skill.digest.clone()).collect();
+                        state.engine_knowing(&digests).await;
+                    });
+                }
+                known.into_iter().map(|r| r.skill).collect()
+            }
             Err(e) => {
                 // Fail closed: a registry that cannot be read offers no tool.
                 tracing::error!("mcp: the registry cannot be read: {}", e.message);
                 Vec::new()
             }
         }
+    }
+}
+
+/// Whether the policy gate in use records a digest as a published skill.
+pub type Recorded = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// The registry of a store, for a front end without a server (`skillgate mcp` over
+/// stdio): the same skills as [`RegistrySource`], loaded from the store's bytes and kept
+/// by version (versions are immutable). Only versions the gate records are offered
+/// (`recorded`): one published since the gate was built would otherwise be judged as the
+/// caller's own code.
+pub struct StoreSource {
+    store: Arc<dyn Store>,
+    recorded: Recorded,
+    loaded: Mutex<HashMap<String, Arc<Skill>>>,
+}
+
+impl std::fmt::Debug for StoreSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreSource")
+            .field("store", &self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StoreSource {
+    /// The registry in `store`, offering what `recorded` says the gate knows.
+    pub fn new(store: Arc<dyn Store>, recorded: Recorded) -> StoreSource {
+        StoreSource {
+            store,
+            recorded,
+            loaded: Mutex::default(),
+        }
+    }
+}
+
+impl SkillSource for StoreSource {
+    fn skills(&self) -> Vec<Arc<Skill>> {
+        let versions = match registry::latest_versions(self.store.as_ref(), None) {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::error!("mcp: the registry cannot be read: {e}");
+                return Vec::new();
+            }
+        };
+        let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
+        versions
+            .iter()
+            .filter(|v| (self.recorded)(&v.digest))
+            .filter_map(|v| {
+                if let Some(skill) = loaded.get(&v.version) {
+                    return Some(skill.clone());
+                }
+                match registry::load_stored(self.store.as_ref(), v) {
+                    Ok(skill) => {
+                        let skill = Arc::new(skill);
+                        loaded.insert(v.version.clone(), skill.clone());
+                        Some(skill)
+                    }
+                    Err(e) => {
+                        tracing::error!("mcp: {}: {}", v.name, e.message);
+                        None
+                    }
+                }
+            })
+            .collect()
     }
 }
 

@@ -26,13 +26,13 @@ pub struct RunnableSkill {
 }
 
 /// The latest runnable (not blocked) version of each skill of `tenant` (of every tenant
-/// with `None`), loaded.
-pub fn latest_runnable(
-    state: &ServerState,
+/// with `None`), sorted by name and tenant.
+pub fn latest_versions(
+    store: &dyn skillgate_store::Store,
     tenant: Option<&str>,
-) -> Result<Vec<RunnableSkill>, ApiError> {
+) -> Result<Vec<SkillVersion>, skillgate_store::StoreError> {
     let mut latest: Vec<SkillVersion> = Vec::new();
-    for v in state.store().all_versions()? {
+    for v in store.all_versions()? {
         if tenant.is_some_and(|t| v.tenant != t) || v.verdict == PublishVerdict::Block {
             continue;
         }
@@ -41,7 +41,15 @@ pub fn latest_runnable(
         latest.push(v);
     }
     latest.sort_by(|a, b| (&a.name, &a.tenant).cmp(&(&b.name, &b.tenant)));
-    latest
+    Ok(latest)
+}
+
+/// [`latest_versions`], loaded.
+pub fn latest_runnable(
+    state: &ServerState,
+    tenant: Option<&str>,
+) -> Result<Vec<RunnableSkill>, ApiError> {
+    latest_versions(state.store().as_ref(), tenant)?
         .into_iter()
         .map(|v| {
             let skill = load_version(state, &v)?;
@@ -58,8 +66,13 @@ pub fn runnable_skills(
     state: &ServerState,
     caller: &Caller,
 ) -> Result<Vec<RunnableSkill>, ApiError> {
-    let all = latest_runnable(state, Some(&caller.tenant))?;
     let engine = state.engine();
+    // A version the gate does not record yet (published through another replica) is not
+    // offered: it would be judged as the caller's own code.
+    let all: Vec<RunnableSkill> = latest_runnable(state, Some(&caller.tenant))?
+        .into_iter()
+        .filter(|r| crate::state::knows(&engine, &r.skill.digest))
+        .collect();
     let skills: Vec<Skill> = all.iter().map(|r| (*r.skill).clone()).collect();
     // No policy gate (never the case in `serve`): nothing is listed, fail closed.
     let Some(listed) = engine.list_skills(caller, &skills) else {
@@ -78,16 +91,21 @@ pub fn load_version(state: &ServerState, v: &SkillVersion) -> Result<Arc<Skill>,
     if let Some(s) = state.cached_skill(&v.version) {
         return Ok(s);
     }
-    let bytes = state
-        .store()
-        .version_bytes(&v.tenant, &v.name, &v.version)?
-        .ok_or_else(|| ApiError::internal(format!("version {} has no bytes", v.version)))?;
-    let skill =
-        Arc::new(unpack_and_load(&bytes).map_err(|e| {
-            ApiError::internal(format!("stored version {}: {}", v.version, e.message))
-        })?);
+    let skill = Arc::new(load_stored(state.store().as_ref(), v)?);
     state.cache_skill(&v.version, skill.clone());
     Ok(skill)
+}
+
+/// Loads a version's skill from the bytes `store` keeps for it.
+pub fn load_stored(
+    store: &dyn skillgate_store::Store,
+    v: &SkillVersion,
+) -> Result<Skill, ApiError> {
+    let bytes = store
+        .version_bytes(&v.tenant, &v.name, &v.version)?
+        .ok_or_else(|| ApiError::internal(format!("version {} has no bytes", v.version)))?;
+    unpack_and_load(&bytes)
+        .map_err(|e| ApiError::internal(format!("stored version {}: {}", v.version, e.message)))
 }
 
 /// Reads an upload safely and loads it with the skill-folder loader, in a private

@@ -69,6 +69,13 @@ impl std::fmt::Debug for ServerState {
 /// The file the registry's catalogue is written to for the policy gate, in the state dir.
 pub const REGISTRY_CATALOGUE: &str = "registry-catalogue.json";
 
+/// Whether `engine`'s policy gate records `digest` in its catalogue (a published skill).
+pub fn knows(engine: &Engine, digest: &str) -> bool {
+    engine
+        .policy()
+        .is_some_and(|p| p.catalogue().get(digest).is_some())
+}
+
 /// The catalogue records of the registry's runnable versions (blocked ones are not
 /// records: they never run), one per skill digest.
 pub fn registry_records(versions: &[SkillVersion]) -> Vec<skillgate_policy::Record> {
@@ -90,40 +97,52 @@ pub fn registry_records(versions: &[SkillVersion]) -> Vec<skillgate_policy::Reco
 }
 
 /// Builds an engine from `settings`, with the registry's versions as catalogue records
-/// beside the operator's catalogue file: both are written to one catalogue file in the
-/// state directory, which the policy gate loads (and checks) like any catalogue.
+/// ([`with_registry_catalogue`]).
 fn build_engine(settings: &Settings, store: &dyn Store) -> Result<Engine, String> {
-    let mut config = settings.load()?;
+    let config = settings.load()?;
+    let dir = settings.state_dir(&config)?;
+    let config = with_registry_catalogue(config, &dir, store)?;
+    Engine::new(config, &[]).map_err(|e| e.to_string())
+}
+
+/// `config` with the registry's runnable versions as catalogue records beside the
+/// operator's catalogue file: both are written to one catalogue file in the state
+/// directory `dir` ([`REGISTRY_CATALOGUE`]), which the policy gate then loads (and checks)
+/// like any catalogue (written even when the registry is empty, so a process that
+/// reloads it sees what another one publishes later). For every front end that runs
+/// registry skills (`serve`, `skillgate mcp`).
+pub fn with_registry_catalogue(
+    mut config: Config,
+    dir: &std::path::Path,
+    store: &dyn Store,
+) -> Result<Config, String> {
     let versions = store.all_versions().map_err(|e| e.to_string())?;
     let mut records = registry_records(&versions);
-    if !records.is_empty() {
-        if let Some(path) = &config.policy.catalogue {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read the catalogue {}: {e}", path.display()))?;
-            let operator =
-                skillgate_policy::Catalogue::from_json(&path.display().to_string(), &text)
-                    .map_err(|e| e.to_string())?;
-            let registry: std::collections::HashSet<String> =
-                records.iter().map(|r| r.digest.clone()).collect();
-            records.extend(
-                operator
-                    .records()
-                    .filter(|r| !registry.contains(&r.digest))
-                    .cloned(),
-            );
-        }
-        let dir = settings.state_dir(&config)?;
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-        let path = dir.join(REGISTRY_CATALOGUE);
-        let tmp = dir.join(format!("{REGISTRY_CATALOGUE}.tmp"));
-        let json = serde_json::to_vec_pretty(&records).map_err(|e| e.to_string())?;
-        std::fs::write(&tmp, json)
-            .and_then(|()| std::fs::rename(&tmp, &path))
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        config.policy.catalogue = Some(path);
+    if let Some(path) = &config.policy.catalogue {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read the catalogue {}: {e}", path.display()))?;
+        let operator = skillgate_policy::Catalogue::from_json(&path.display().to_string(), &text)
+            .map_err(|e| e.to_string())?;
+        let registry: std::collections::HashSet<String> =
+            records.iter().map(|r| r.digest.clone()).collect();
+        records.extend(
+            operator
+                .records()
+                .filter(|r| !registry.contains(&r.digest))
+                .cloned(),
+        );
     }
-    Engine::new(config, &[]).map_err(|e| e.to_string())
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let path = dir.join(REGISTRY_CATALOGUE);
+    // A temporary name of this process's own: several processes (replicas, an MCP server)
+    // may write the same catalogue at once.
+    let tmp = dir.join(format!("{REGISTRY_CATALOGUE}.{}.tmp", std::process::id()));
+    let json = serde_json::to_vec_pretty(&records).map_err(|e| e.to_string())?;
+    std::fs::write(&tmp, json)
+        .and_then(|()| std::fs::rename(&tmp, &path))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    config.policy.catalogue = Some(path);
+    Ok(config)
 }
 
 impl ServerState {
@@ -200,6 +219,30 @@ impl ServerState {
         let notices = engine.notices().to_vec();
         self.engine.store(Arc::new(engine));
         Ok(notices)
+    }
+
+    /// The engine in use, rebuilt first when its policy gate does not know every one of
+    /// `digests` as a catalogue record: with `[store] url`, another replica may have
+    /// published them (the registry is shared, each process's engine is its own). A
+    /// registry skill the gate does not know as published must never be judged as the
+    /// caller's own code: callers refuse a digest still unknown after the rebuild.
+    pub async fn engine_knowing(self: &Arc<Self>, digests: &[String]) -> Arc<Engine> {
+        let engine = self.engine();
+        if digests.iter().all(|d| knows(&engine, d)) {
+            return engine;
+        }
+        if let Err(e) = self.rebuild().await {
+            tracing::error!("the registry changed and the engine cannot be rebuilt: {e}");
+        }
+        self.engine()
+    }
+
+    /// The digests of the registry's runnable versions (every tenant's).
+    pub fn registry_digests(&self) -> Result<Vec<String>, skillgate_store::StoreError> {
+        Ok(crate::registry::latest_versions(self.store.as_ref(), None)?
+            .into_iter()
+            .map(|v| v.digest)
+            .collect())
     }
 
     /// A loaded registry skill, by version.

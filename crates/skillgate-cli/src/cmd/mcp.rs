@@ -24,8 +24,9 @@ pub(crate) struct McpArgs {
     /// A folder of skill folders (or one skill folder); repeatable. Read again at every
     /// call, so a skill added, changed or removed is served as it is now; checked every
     /// 2 s, and the client is told when its tools change (so are the policy files, which
-    /// are loaded again when they change).
-    #[arg(long, value_name = "DIR", required = true)]
+    /// are loaded again when they change). The registry `serve` publishes to (in the state
+    /// directory, or `[store] url`) is served too.
+    #[arg(long, value_name = "DIR")]
     skills: Vec<PathBuf>,
     #[command(flatten)]
     policy_files: crate::cmd::policy::PolicyFileArgs,
@@ -57,6 +58,18 @@ pub(crate) fn run(args: McpArgs) -> Result<ExitCode, UsageError> {
             )));
         }
     }
+    // The registry `serve` keeps (the state directory's store, or `[store] url`): its
+    // skills are tools too, and its versions catalogue records for the policy gate.
+    let state_dir = skillgate_monitor::resolve_state_dir(&config.monitor, None)
+        .map_err(|e| UsageError(e.to_string()))?;
+    let store: Arc<dyn skillgate_store::Store> = config
+        .store
+        .open(&state_dir)
+        .map_err(|e| UsageError(format!("the registry cannot be opened: {e}")))?
+        .into();
+    let config =
+        skillgate_server::state::with_registry_catalogue(config, &state_dir, store.as_ref())
+            .map_err(UsageError)?;
     let engine = skillgate::Engine::new(config, &[])?;
     for notice in engine.notices() {
         anstream::eprintln!("warning: {notice}");
@@ -65,8 +78,23 @@ pub(crate) fn run(args: McpArgs) -> Result<ExitCode, UsageError> {
         .tenant_of(&args.agent, args.tenant.as_deref())
         .map_err(|e| UsageError(format!("{e} (--tenant)")))?;
     let config = engine.config().clone();
-    let sources: Vec<Arc<dyn SkillSource>> = vec![Arc::new(FolderSource::new(args.skills))];
+    // The registry's versions are offered once the gate records them (the catalogue file
+    // `serve` rewrites at each publish is among the policy files the poll reloads).
+    let gate: Arc<std::sync::OnceLock<std::sync::Weak<Gateway>>> = Arc::default();
+    let recorded_by = gate.clone();
+    let recorded: skillgate_server::mcp::Recorded = Arc::new(move |digest: &str| {
+        recorded_by
+            .get()
+            .and_then(std::sync::Weak::upgrade)
+            .and_then(|g| g.engine().ok())
+            .is_some_and(|e| skillgate_server::state::knows(&e, digest))
+    });
+    let sources: Vec<Arc<dyn SkillSource>> = vec![
+        Arc::new(FolderSource::new(args.skills)),
+        Arc::new(skillgate_server::mcp::StoreSource::new(store, recorded)),
+    ];
     let gateway = Arc::new(Gateway::new(Arc::new(engine), sources));
+    let _ = gate.set(Arc::downgrade(&gateway));
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -268,8 +268,7 @@ fn the_client_is_told_when_its_tools_change() {
     let mut args = server_args("analyst-1");
     let at = args.iter().position(|a| a == "--skills").unwrap();
     args[at + 1] = dir.path().to_str().unwrap().to_owned();
-    // A session (the `initialize` handshake) gets the notification; a 2026-07-28 client
-    // without one would need `subscriptions/listen`, which the server does not offer.
+    // A session (the `initialize` handshake) gets the notification.
     let answers = client_with(
         args,
         json!([
@@ -281,6 +280,26 @@ fn the_client_is_told_when_its_tools_change() {
     );
     assert_eq!(names(&answers[0]), ["echo-acme"]);
     assert!(names(&answers[2]).is_empty(), "{:#}", answers[2]);
+}
+
+#[test]
+fn a_2026_07_28_client_is_told_through_subscriptions_listen() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&skills().join("echo-acme"), &dir.path().join("echo-acme"));
+    let mut args = server_args("analyst-1");
+    let at = args.iter().position(|a| a == "--skills").unwrap();
+    args[at + 1] = dir.path().to_str().unwrap().to_owned();
+    // No session to notify: the client opens a `subscriptions/listen` stream.
+    let answers = client_with(
+        args,
+        json!([
+            {"op": "list"},
+            {"op": "listen", "steps": [{"op": "remove", "path": dir.path().join("echo-acme")}]},
+        ]),
+        false,
+    );
+    assert_eq!(names(&answers[0]), ["echo-acme"]);
+    assert!(names(&answers[1]).is_empty(), "{:#}", answers[1]);
 }
 
 /// Raw JSON-RPC lines to `skillgate mcp`, one answer read per line that expects one.

@@ -11,13 +11,14 @@ use crate::result::tool_result;
 use crate::source::{SkillSource, all_skills};
 use crate::tools::tool_of;
 use rmcp::ErrorData as McpError;
+use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
     CustomResult, Implementation, ListToolsResult, PaginatedRequestParams,
     ProgressNotificationParam, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, Peer};
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{RequestContext, RoleServer, SubscriptionContext, SubscriptionSink};
 use skillgate::{Caller, Engine, LimitOverrides, Skill};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Instant;
@@ -32,6 +33,9 @@ pub struct Gateway {
     provider: Option<EngineProvider>,
     sources: Vec<Arc<dyn SkillSource>>,
     peers: Mutex<Vec<Peer<RoleServer>>>,
+    /// Open `subscriptions/listen` streams (protocol 2026-07-28) that asked for
+    /// `tools/list_changed`.
+    listeners: Mutex<Vec<SubscriptionSink>>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -54,6 +58,7 @@ impl Gateway {
             provider: None,
             sources,
             peers: Mutex::new(Vec::new()),
+            listeners: Mutex::new(Vec::new()),
         }
     }
 
@@ -66,6 +71,7 @@ impl Gateway {
             provider: Some(provider),
             sources,
             peers: Mutex::new(Vec::new()),
+            listeners: Mutex::new(Vec::new()),
         }
     }
 
@@ -131,8 +137,29 @@ impl Gateway {
             .push(peer);
     }
 
-    /// Sends `notifications/tools/list_changed` to every session; forgets the closed ones.
+    /// Remembers a `subscriptions/listen` stream, to tell it when the tools change.
+    fn add_listener(&self, sink: SubscriptionSink) {
+        self.listeners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(sink);
+    }
+
+    /// Sends `notifications/tools/list_changed` to every session and every open
+    /// `subscriptions/listen` stream; forgets the closed ones.
     pub async fn notify_tools_changed(&self) {
+        let listeners =
+            std::mem::take(&mut *self.listeners.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut open = Vec::with_capacity(listeners.len());
+        for sink in listeners {
+            if sink.notify_tool_list_changed().await.is_ok() {
+                open.push(sink);
+            }
+        }
+        self.listeners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(open);
         let peers = {
             let mut peers = self.peers.lock().unwrap_or_else(|p| p.into_inner());
             peers.retain(|p| !p.is_transport_closed());
@@ -281,6 +308,24 @@ impl rmcp::ServerHandler for SkillServer {
 
     async fn on_initialized(&self, ctx: NotificationContext<RoleServer>) {
         self.gateway.add_peer(ctx.peer);
+    }
+
+    /// Protocol 2026-07-28 clients have no session to notify: they open a
+    /// `subscriptions/listen` stream, and of its categories this server delivers
+    /// `tools/list_changed`.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(SubscriptionFilter::builder().tools_list_changed().build())
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        if context.accepted().tools_list_changed == Some(true) {
+            self.gateway.add_listener(context.sink().clone());
+        }
+        context.cancelled().await;
+        Ok(())
     }
 
     async fn list_tools(

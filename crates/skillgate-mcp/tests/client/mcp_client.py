@@ -20,6 +20,11 @@ Reads a JSON list of steps on stdin and prints a JSON list with one answer per s
     {"op": "remove", "path": P}                 -> {} (removes a folder, e.g. a skill)
     {"op": "wait_list_changed"}                 -> {"tools": [...]} once
                                                    notifications/tools/list_changed arrived
+    {"op": "listen", "steps": [...]}            -> {"tools": [...]}: opens a
+                                                   `subscriptions/listen` stream for
+                                                   tools/list_changed (protocol 2026-07-28),
+                                                   runs the write/remove steps, waits for
+                                                   the event, then lists the tools
 Every model is dumped as the JSON the server sent (camelCase, no nulls).
 """
 
@@ -36,6 +41,16 @@ from mcp.shared.exceptions import MCPError
 
 def dump(model):
     return model.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def file_op(step):
+    if step["op"] == "write":
+        with open(step["path"], "w") as f:
+            f.write(step["text"])
+    elif step["op"] == "remove":
+        shutil.rmtree(step["path"])
+    else:
+        raise SystemExit(f"not a file step: {step['op']!r}")
 
 
 async def run(server, steps, mode):
@@ -72,13 +87,17 @@ async def run(server, steps, mode):
                     answers.append({"result": dump(result), "progress": progress})
                 except MCPError as e:
                     answers.append({"error": {"code": e.code, "message": e.message}})
-            elif op == "write":
-                with open(step["path"], "w") as f:
-                    f.write(step["text"])
+            elif op in ("write", "remove"):
+                file_op(step)
                 answers.append({})
-            elif op == "remove":
-                shutil.rmtree(step["path"])
-                answers.append({})
+            elif op == "listen":
+                async with client.listen(tools_list_changed=True) as sub:
+                    for inner in step["steps"]:
+                        file_op(inner)
+                    with anyio.fail_after(60):
+                        await sub.__anext__()
+                tools = await client.list_tools(cache_mode="refresh")
+                answers.append({"tools": [dump(t) for t in tools.tools]})
             elif op == "wait_list_changed":
                 with anyio.fail_after(60):
                     await list_changed.wait()

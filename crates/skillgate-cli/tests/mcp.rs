@@ -116,30 +116,15 @@ fn client(agent: &str, steps: Value) -> Vec<Value> {
 /// The Python client, running `skillgate ARGS`, through `steps`; `legacy`: with the
 /// `initialize` handshake (a session) rather than the version the client prefers.
 fn client_with(args: Vec<String>, steps: Value, legacy: bool) -> Vec<Value> {
-    let mut child = Command::new(common::repo().join("scripts/mcp-test-client"))
-        .args(legacy.then_some("--legacy"))
-        .arg("stdio")
-        .arg(assert_cmd::cargo::cargo_bin("skillgate"))
-        .args(args)
-        .current_dir(common::repo())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(steps.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "the MCP client failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let bin = assert_cmd::cargo::cargo_bin("skillgate");
+    let mut all: Vec<std::ffi::OsString> = Vec::new();
+    if legacy {
+        all.push("--legacy".into());
+    }
+    all.push("stdio".into());
+    all.push(bin.into());
+    all.extend(args.into_iter().map(Into::into));
+    serde_json::from_value(common::mcp_client(all, &steps)).unwrap()
 }
 
 fn names(answer: &Value) -> Vec<&str> {

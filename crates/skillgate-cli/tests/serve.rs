@@ -899,29 +899,12 @@ fn it_serves_on_a_unix_socket() {
     assert!(!socket.exists(), "the socket is removed at exit");
 }
 
-/// The official MCP Python SDK (`scripts/mcp-test-client`) over streamable HTTP to the
-/// server's `/mcp` with `key`; `steps` as that client reads them.
+/// The official MCP Python SDK over streamable HTTP to the server's `/mcp` with `key`.
 fn mcp_client(server: &Server, key: &str, steps: serde_json::Value) -> serde_json::Value {
-    let mut child = Command::new(common::repo().join("scripts/mcp-test-client"))
-        .args(["bearer", &format!("http://{}/mcp", server.addr), key])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(steps.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "the MCP client failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::mcp_client(
+        ["bearer", &format!("http://{}/mcp", server.addr), key],
+        &steps,
+    )
 }
 
 /// The official MCP Python SDK over stdio to `skillgate mcp` (no `--skills`: the
@@ -932,31 +915,18 @@ fn mcp_stdio(
     agent: &str,
     steps: serde_json::Value,
 ) -> serde_json::Value {
-    let mut child = Command::new(common::repo().join("scripts/mcp-test-client"))
-        .arg("stdio")
-        .arg(bin())
-        .args(["mcp", "--agent", agent, "--config"])
-        .arg(config)
-        .arg("--state-dir")
-        .arg(state)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(steps.to_string().as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "the MCP client failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    let args: Vec<std::ffi::OsString> = vec![
+        "stdio".into(),
+        bin().into(),
+        "mcp".into(),
+        "--agent".into(),
+        agent.into(),
+        "--config".into(),
+        config.into(),
+        "--state-dir".into(),
+        state.into(),
+    ];
+    common::mcp_client(args, &steps)
 }
 
 #[test]

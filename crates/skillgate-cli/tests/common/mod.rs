@@ -75,3 +75,35 @@ pub(crate) fn install_runtime(config: &std::path::Path, name: &str) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The MCP test client (the official Python SDK, `scripts/mcp-test-client`) with `args`
+/// (its transport and server), fed `steps` on stdin; its JSON answer.
+#[allow(dead_code)]
+pub(crate) fn mcp_client<I, S>(args: I, steps: &serde_json::Value) -> serde_json::Value
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    use std::io::Write;
+    let mut child = std::process::Command::new(repo().join("scripts/mcp-test-client"))
+        .args(args)
+        .current_dir(repo())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(steps.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the MCP client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}

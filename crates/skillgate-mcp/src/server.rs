@@ -87,8 +87,13 @@ impl Gateway {
     }
 
     /// Builds the pipeline again from the current engine's configuration (its policy
-    /// files changed). On failure the gateway serves nothing until a reload succeeds.
+    /// files changed). On failure the gateway serves nothing until a reload succeeds. A
+    /// gateway [`with_provider`](Self::with_provider) builds nothing: its host does.
     pub fn reload_engine(&self, config: skillgate::Config, disabled: &[skillgate::LayerName]) {
+        if self.provider.is_some() {
+            // The host owns the engine and rebuilds it (serve: on reload and publish).
+            return;
+        }
         let next = Engine::new(config, disabled)
             .map(Arc::new)
             .map_err(|e| e.to_string());

@@ -60,7 +60,9 @@ BUILDER_KEY=$(key --builder builder-alice --tenant acme)
 AGENT_KEY=$(key --agent analyst-1 --tenant acme)
 
 mkfifo "$WORK/out"
-"$SG" serve --config "$CONFIG" --state-dir "$STATE" --listen 127.0.0.1:0 >"$WORK/out" 2>"$WORK/server.log" &
+# One agent key drives all the load: its rate limit is lifted so that the admission
+# control (--max-runs, --max-queued: their defaults) is what sheds.
+"$SG" serve --config "$CONFIG" --state-dir "$STATE" --listen 127.0.0.1:0 --rate-limit 1000000000 >"$WORK/out" 2>"$WORK/server.log" &
 SERVER_PID=$!
 read -r _ _ ADDR <"$WORK/out"
 echo "serve (pid $SERVER_PID) on $ADDR, state $STATE" >&2

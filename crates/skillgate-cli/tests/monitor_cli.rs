@@ -1,4 +1,6 @@
 //! `skillgate run --state-dir` and `skillgate monitor status|release|metrics`.
+mod common;
+
 use assert_cmd::Command;
 use std::path::Path;
 
@@ -17,25 +19,6 @@ fn stdout_of(args: &[&str], state: &Path) -> Vec<u8> {
         .get_output()
         .stdout
         .clone()
-}
-
-/// Runs the `exit-three` skill as `agent` of tenant `acme`; returns the JSON report.
-fn run_exit3(state: &Path, config: &Path, skill: &Path, agent: &str) -> serde_json::Value {
-    let out = skillgate()
-        .args([
-            "run", "--format", "json", "--agent", agent, "--tenant", "acme",
-        ])
-        .arg(skill)
-        .arg("--state-dir")
-        .arg(state)
-        .arg("--config")
-        .arg(config)
-        .assert()
-        .code(predicates::ord::lt(2))
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).unwrap()
 }
 
 /// The quarantine loop end to end: repeated violations quarantine the agent, the policy
@@ -77,12 +60,12 @@ fn runs_share_state_and_an_operator_releases_a_quarantine() {
     .unwrap();
 
     for _ in 0..3 {
-        let r = run_exit3(&state, &config, &skill, "analyst-1");
+        let r = common::run_report(&state, &config, &skill, "analyst-1");
         assert_eq!(r["status"], "ok", "{r}");
         assert_eq!(r["exit_code"], 3, "{r}");
     }
     // Quarantined: the policy layer's quarantine forbid denies the next run.
-    let denied = run_exit3(&state, &config, &skill, "analyst-1");
+    let denied = common::run_report(&state, &config, &skill, "analyst-1");
     assert_eq!(denied["status"], "denied", "{denied}");
     assert!(denied["exit_code"].is_null(), "{denied}");
     assert!(
@@ -94,7 +77,7 @@ fn runs_share_state_and_an_operator_releases_a_quarantine() {
         "{denied}"
     );
     // Another agent of the tenant is not affected.
-    let other = run_exit3(&state, &config, &skill, "analyst-2");
+    let other = common::run_report(&state, &config, &skill, "analyst-2");
     assert_eq!(other["status"], "ok", "{other}");
 
     let out = stdout_of(
@@ -167,7 +150,7 @@ fn runs_share_state_and_an_operator_releases_a_quarantine() {
     assert!(lines[..5].iter().all(|l| l["kind"] == "execution"));
 
     // Released: the agent runs again.
-    let again = run_exit3(&state, &config, &skill, "analyst-1");
+    let again = common::run_report(&state, &config, &skill, "analyst-1");
     assert_eq!(again["status"], "ok", "{again}");
 }
 

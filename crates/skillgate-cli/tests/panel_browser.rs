@@ -25,26 +25,6 @@ fn skillgate() -> Command {
     c
 }
 
-/// `skillgate keys create ARGS`: the key, alone on the last line of stdout.
-fn create_key(config: &Path, state: &Path, args: &[&str]) -> String {
-    let out = skillgate()
-        .args(["keys", "create"])
-        .args(args)
-        .arg("--config")
-        .arg(config)
-        .arg("--state-dir")
-        .arg(state)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "keys create: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    stdout.lines().last().unwrap().trim().to_string()
-}
-
 /// The running `skillgate serve`, killed when dropped.
 struct Server {
     child: Child,
@@ -100,14 +80,6 @@ fn http(addr: &str, head: &str, body: &[u8]) -> (String, Vec<u8>) {
     (headers, answer[split + 4..].to_vec())
 }
 
-/// The skill folder as the `.tar.gz` a publish sends.
-fn tarball(dir: &Path) -> Vec<u8> {
-    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-    let mut tar = tar::Builder::new(gz);
-    tar.append_dir_all(SKILL, dir).unwrap();
-    tar.into_inner().unwrap().finish().unwrap()
-}
-
 fn chromium() -> PathBuf {
     std::env::var_os("PATH")
         .into_iter()
@@ -161,12 +133,12 @@ fn the_panel_runs_a_chart_skill_in_a_real_browser_and_shows_the_chart() {
     let config = common::config_with_runtimes("panel-browser");
     common::install_runtime(&config, "python-data");
     let state = tempfile::tempdir().unwrap();
-    let builder = create_key(
+    let builder = common::create_key(
         &config,
         state.path(),
         &["--builder", "builder-alice", "--tenant", "acme"],
     );
-    let agent = create_key(
+    let agent = common::create_key(
         &config,
         state.path(),
         &["--agent", "analyst-1", "--tenant", "acme"],
@@ -178,7 +150,7 @@ fn the_panel_runs_a_chart_skill_in_a_real_browser_and_shows_the_chart() {
         &format!(
             "POST /v1/skills HTTP/1.1\r\nAuthorization: Bearer {builder}\r\nContent-Type: application/gzip"
         ),
-        &tarball(&common::repo().join("corpora/skills").join(SKILL)),
+        &common::tgz(&common::repo().join("corpora/skills").join(SKILL)),
     );
     assert!(
         head.starts_with("http/1.1 201"),

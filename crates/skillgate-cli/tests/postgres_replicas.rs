@@ -3,6 +3,7 @@
 //! monitor's strikes and quarantines, and each run has exactly one audit record. The
 //! database is a real one, started by `scripts/services up postgres`; the test fails
 //! with the reason when it cannot start.
+mod common;
 #[path = "../../../tests/support/postgres.rs"]
 mod support;
 
@@ -45,27 +46,6 @@ fn setup(tmp: &Path, url: &str) -> (PathBuf, PathBuf) {
     (config, skill)
 }
 
-/// `skillgate run` of the skill as `agent`, with the state directory `state` (the
-/// replica's own); returns the JSON report.
-fn run(state: &Path, config: &Path, skill: &Path, agent: &str) -> serde_json::Value {
-    let out = Command::cargo_bin("skillgate")
-        .unwrap()
-        .args([
-            "run", "--format", "json", "--agent", agent, "--tenant", "acme",
-        ])
-        .arg(skill)
-        .arg("--state-dir")
-        .arg(state)
-        .arg("--config")
-        .arg(config)
-        .assert()
-        .code(predicates::ord::lt(2))
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).unwrap()
-}
-
 fn denied_by_quarantine(r: &serde_json::Value) -> bool {
     r["status"] == "denied"
         && r["findings"]
@@ -84,13 +64,18 @@ fn runs_through_two_replicas_share_quarantines_and_record_each_run_once() {
 
     // Three strikes, alternating replicas: neither recorded three itself.
     for state in [&a, &b, &a] {
-        let r = run(state, &config, &skill, "analyst-1");
+        let r = common::run_report(state, &config, &skill, "analyst-1");
         assert_eq!(r["exit_code"], 3, "{r}");
     }
     // Quarantined by A's run; enforced by B (and by A).
-    let denied = run(&b, &config, &skill, "analyst-1");
+    let denied = common::run_report(&b, &config, &skill, "analyst-1");
     assert!(denied_by_quarantine(&denied), "{denied}");
-    assert!(denied_by_quarantine(&run(&a, &config, &skill, "analyst-1")));
+    assert!(denied_by_quarantine(&common::run_report(
+        &a,
+        &config,
+        &skill,
+        "analyst-1"
+    )));
     // `policy check` of a third machine sees it too.
     let out = Command::cargo_bin("skillgate")
         .unwrap()

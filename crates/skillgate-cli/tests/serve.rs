@@ -133,39 +133,7 @@ fn dechunk(mut b: &[u8]) -> Vec<u8> {
     }
 }
 
-/// `skillgate keys create ...`: the key on the last line of stdout.
-fn create_key(config: &Path, state: &Path, args: &[&str]) -> String {
-    let out = Command::new(bin())
-        .args(["keys", "create"])
-        .args(args)
-        .arg("--config")
-        .arg(config)
-        .arg("--state-dir")
-        .arg(state)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8(out.stdout).unwrap();
-    text.lines().last().unwrap().to_string()
-}
-
-/// A `.tar.gz` of folder `dir` (as `tar czf - -C parent name`).
-fn tgz(dir: &Path) -> Vec<u8> {
-    let out = Command::new("tar")
-        .arg("czf")
-        .arg("-")
-        .arg("-C")
-        .arg(dir.parent().unwrap())
-        .arg(dir.file_name().unwrap())
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    out.stdout
-}
+use common::{create_key, tgz};
 
 /// A JavaScript skill folder `name` in `parent`, with extra SKILL.md metadata lines.
 fn js_skill(parent: &Path, name: &str, metadata: &str) -> PathBuf {
@@ -856,6 +824,69 @@ fn a_key_over_its_rate_gets_429() {
     );
     // Another key has its own rate.
     assert_eq!(server.get("/v1/skills", Some(&other)).0, 200);
+}
+
+#[test]
+fn beyond_max_runs_and_max_queued_runs_are_shed_with_429() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| t);
+    let state = tmp.path().join("state");
+    let analyst = create_key(
+        &config,
+        &state,
+        &["--agent", "analyst-1", "--tenant", "acme"],
+    );
+    let server = Server::start_with(&config, &state, &["--max-runs", "1", "--max-queued", "0"]);
+    let sleep = serde_json::json!({"language": "python", "code": "import time\ntime.sleep(3)"});
+    std::thread::scope(|scope| {
+        let long = scope.spawn(|| server.json("POST", "/v1/runs", Some(&analyst), sleep.clone()));
+        while !metrics(&server).contains("skillgate_server_runs_in_flight 1") {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        // The one slot is taken and no run may wait: the next is shed at once.
+        let (status, body) = server.call(
+            "POST",
+            "/v1/runs",
+            Some(&analyst),
+            "application/json",
+            br#"{"language": "python", "code": "print(1)"}"#,
+        );
+        let e: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            (status, e["error"]["code"].as_str()),
+            (429, Some("overloaded")),
+            "{e}"
+        );
+        let (code, report) = long.join().unwrap();
+        assert_eq!(
+            (code, report["status"].as_str()),
+            (200, Some("ok")),
+            "{report}"
+        );
+    });
+    // The slot is free again.
+    let (code, report) = server.json(
+        "POST",
+        "/v1/runs",
+        Some(&analyst),
+        serde_json::json!({"language": "python", "code": "print(1)"}),
+    );
+    assert_eq!(
+        (code, report["status"].as_str()),
+        (200, Some("ok")),
+        "{report}"
+    );
+}
+
+#[test]
+fn max_runs_of_zero_is_refused_naming_the_flag() {
+    let out = Command::new(bin())
+        .args(["serve", "--max-runs", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--max-runs"), "{err}");
 }
 
 #[test]

@@ -20,10 +20,23 @@ pub struct Admission {
     queue: usize,
 }
 
-/// Runs at once by default.
-pub const DEFAULT_CONCURRENT: usize = 32;
-/// Runs waiting by default.
-pub const DEFAULT_QUEUE: usize = 64;
+/// Runs at once by default: one per CPU the process may use.
+///
+/// A run of the embedded sandbox is CPU-bound (starting the interpreter is most of it), so
+/// more runs at once than cores only make each one slower: the throughput stays the same
+/// and every admitted request waits longer. With one run per core and a queue as long
+/// (see [`default_queue`]), an admitted request waits for at most about one run before its
+/// own starts, so its latency under overload stays within about twice the unloaded one.
+/// A server whose executor runs elsewhere (a container engine on another host, a cluster)
+/// sets its own limit (`skillgate serve --max-runs`).
+pub fn default_concurrent() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Runs waiting by default: as many as run at once.
+pub fn default_queue() -> usize {
+    default_concurrent()
+}
 
 /// Seconds a shed client is told to wait.
 pub const RETRY_AFTER_SECS: u64 = 1;

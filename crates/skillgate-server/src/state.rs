@@ -178,11 +178,18 @@ impl ServerState {
             draining: AtomicBool::new(false),
             limits: crate::protect::Limits::default(),
             admission: crate::admission::Admission::new(
-                crate::admission::DEFAULT_CONCURRENT,
-                crate::admission::DEFAULT_QUEUE,
+                crate::admission::default_concurrent(),
+                crate::admission::default_queue(),
             ),
             rate: crate::ratelimit::RateLimiter::new(crate::ratelimit::DEFAULT_PER_MINUTE),
         })
+    }
+
+    /// Sets the admission limits: at most `concurrent` runs at once and `queue` more
+    /// waiting; beyond that, 429.
+    pub fn with_admission(mut self, concurrent: usize, queue: usize) -> ServerState {
+        self.admission = crate::admission::Admission::new(concurrent, queue);
+        self
     }
 
     /// Sets the per-caller rate limit: `per_minute` requests a minute per key.

@@ -24,6 +24,14 @@ pub(crate) struct ServeArgs {
     /// Requests each API key may make a minute (bursts of as many); over it, 429.
     #[arg(long, value_name = "N", default_value_t = skillgate_server::ratelimit::DEFAULT_PER_MINUTE)]
     rate_limit: u32,
+    /// Runs served at once; default: one per CPU (right for the embedded sandbox, whose
+    /// runs are CPU-bound; raise it for an executor that runs elsewhere).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_runs: Option<u32>,
+    /// Runs that may wait for a slot; beyond them, 429 with `Retry-After`. Default: as many
+    /// as `--max-runs`.
+    #[arg(long, value_name = "N")]
+    max_queued: Option<u32>,
 }
 
 pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, UsageError> {
@@ -40,6 +48,12 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, UsageError> {
         state_dir: args.state_dir,
     })?
     .with_rate_limit(args.rate_limit);
+    let max_runs = args
+        .max_runs
+        .map_or_else(skillgate_server::admission::default_concurrent, |n| {
+            n as usize
+        });
+    let state = state.with_admission(max_runs, args.max_queued.map_or(max_runs, |n| n as usize));
     for notice in state.engine().notices() {
         tracing::warn!(notice = %notice, "engine");
     }

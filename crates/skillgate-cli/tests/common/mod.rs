@@ -107,3 +107,69 @@ where
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// `skillgate keys create ARGS --config CONFIG --state-dir STATE`: the key, alone on the
+/// last line of stdout.
+#[allow(dead_code)]
+pub(crate) fn create_key(
+    config: &std::path::Path,
+    state: &std::path::Path,
+    args: &[&str],
+) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_skillgate"))
+        .args(["keys", "create"])
+        .args(args)
+        .arg("--config")
+        .arg(config)
+        .arg("--state-dir")
+        .arg(state)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    text.lines().last().unwrap().to_string()
+}
+
+/// Skill folder `dir` as the `.tar.gz` a publish sends: the folder, under its own name, at
+/// the top.
+#[allow(dead_code)]
+pub(crate) fn tgz(dir: &std::path::Path) -> Vec<u8> {
+    let gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    let mut tar = tar::Builder::new(gz);
+    tar.append_dir_all(dir.file_name().unwrap(), dir).unwrap();
+    tar.into_inner().unwrap().finish().unwrap()
+}
+
+/// `skillgate run --format json` of the skill folder as `agent` of tenant `acme`, with the
+/// state directory `state`; asserts it exits 0 or 1 (a report, not a usage error) and
+/// returns the JSON report.
+#[allow(dead_code)]
+pub(crate) fn run_report(
+    state: &std::path::Path,
+    config: &std::path::Path,
+    skill: &std::path::Path,
+    agent: &str,
+) -> serde_json::Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_skillgate"))
+        .args([
+            "run", "--format", "json", "--agent", agent, "--tenant", "acme",
+        ])
+        .arg(skill)
+        .arg("--state-dir")
+        .arg(state)
+        .arg("--config")
+        .arg(config)
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}

@@ -16,8 +16,8 @@
 //! | `string-timer` | `setTimeout`/`setInterval` given a string |
 //! | `coding:E` | a Python coding declaration naming a non-UTF-8 encoding `E` |
 use crate::value::Value;
-use std::cell::Cell;
-use std::collections::HashMap;
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use tree_sitter::Node;
 
@@ -57,10 +57,58 @@ pub(crate) struct Ctx<'s> {
     pub(crate) overflow: bool,
     /// Folding steps left, shared with scratch contexts.
     pub(crate) budget: Rc<Cell<u64>>,
+    /// The names that, bound by nothing in the file, are read as the module of that name.
+    pub(crate) free: &'s FreeNames,
+    /// The free names the folds since the last [`take_free`](Self::take_free) resolved,
+    /// shared with scratch contexts.
+    free_used: Rc<RefCell<Vec<String>>>,
+    /// Names of [`free`](Self::free) the file binds somewhere (assigned, a parameter, a
+    /// definition, a loop or `with` target...).
+    pub(crate) bound: HashSet<String>,
+    /// Facts that read a free name as a module, with those names: kept at the end of the
+    /// pass only when the file binds none of them.
+    tentative: Vec<(Vec<String>, Fact)>,
+}
+
+/// Which names a semantic pass may read as a module when nothing in the file binds them
+/// (a star import or an injected global may): the first segments of the names the rules
+/// match (`os` of `ref:os.system`), so free names no rule could match cost nothing.
+#[derive(Debug, Default)]
+pub(crate) struct FreeNames {
+    /// Every name (a rule matches `ref:*`).
+    any: bool,
+    roots: HashSet<String>,
+}
+
+impl FreeNames {
+    /// The roots of a language's fact patterns (`ref:`, `call:` and `assign:` ones).
+    pub(crate) fn of_patterns<'a>(patterns: impl Iterator<Item = &'a str>) -> FreeNames {
+        let mut out = FreeNames::default();
+        for p in patterns {
+            let Some(q) = ["ref:", "call:", "assign:"]
+                .iter()
+                .find_map(|k| p.strip_prefix(k))
+            else {
+                continue;
+            };
+            let root = q.split('.').next().unwrap_or(q);
+            if root.contains('*') {
+                out.any = true;
+            } else {
+                out.roots.insert(root.to_string());
+            }
+        }
+        out
+    }
+
+    /// Whether a free `name` is read as the module of that name.
+    pub(crate) fn contains(&self, name: &str) -> bool {
+        self.any || self.roots.contains(name)
+    }
 }
 
 impl<'s> Ctx<'s> {
-    pub(crate) fn new(src: &'s [u8]) -> Self {
+    pub(crate) fn new(src: &'s [u8], free: &'s FreeNames) -> Self {
         Ctx {
             src,
             text: std::str::from_utf8(src).unwrap_or(""),
@@ -71,6 +119,10 @@ impl<'s> Ctx<'s> {
             imports: Vec::new(),
             overflow: false,
             budget: Rc::new(Cell::new(FOLD_BUDGET)),
+            free,
+            free_used: Rc::default(),
+            bound: HashSet::new(),
+            tentative: Vec::new(),
         }
     }
 
@@ -86,6 +138,56 @@ impl<'s> Ctx<'s> {
             imports: Vec::new(),
             overflow: false,
             budget: self.budget.clone(),
+            free: self.free,
+            free_used: self.free_used.clone(),
+            bound: HashSet::new(),
+            tentative: Vec::new(),
+        }
+    }
+
+    /// Notes that a fold read the free name `name` as a module.
+    pub(crate) fn used_free(&self, name: &str) {
+        let mut used = self.free_used.borrow_mut();
+        if !used.iter().any(|n| n == name) {
+            used.push(name.to_string());
+        }
+    }
+
+    /// The free names read since the last call (clearing the list).
+    pub(crate) fn take_free(&self) -> Vec<String> {
+        std::mem::take(&mut *self.free_used.borrow_mut())
+    }
+
+    /// Records a fact whose name came from reading the free names `free` as modules: at
+    /// once when there are none, else at the end of the pass unless the file binds one.
+    pub(crate) fn emit_reading(
+        &mut self,
+        name: impl Into<String>,
+        node: Node<'_>,
+        free: &[String],
+    ) {
+        if free.is_empty() {
+            return self.emit(name, node);
+        }
+        let fact = Fact {
+            name: name.into(),
+            start: node.start_byte(),
+            end: node.end_byte(),
+        };
+        self.tentative.push((free.to_vec(), fact));
+    }
+
+    /// Keeps the tentative facts none of whose free names the file binds.
+    pub(crate) fn settle_free(&mut self) {
+        for (names, fact) in std::mem::take(&mut self.tentative) {
+            if names.iter().any(|n| self.bound.contains(n)) {
+                continue;
+            }
+            if self.facts.len() >= MAX_FACTS {
+                self.overflow = true;
+                return;
+            }
+            self.facts.push(fact);
         }
     }
 

@@ -174,6 +174,8 @@ pub(crate) struct Compiled {
     glob_any: Vec<usize>,
     /// Allowed modules.
     pub(crate) allowed: HashSet<String>,
+    /// The free names read as modules (the roots of the rules' name patterns).
+    pub(crate) free: crate::facts::FreeNames,
     /// All queries of the language in one source, and the byte offset at which each
     /// rule's part starts.
     query_source: String,
@@ -550,6 +552,12 @@ fn compile(rules: &[Rule], lang: Language, allowed: HashSet<String>) -> Compiled
         glob_kinds: HashMap::new(),
         glob_any: Vec::new(),
         allowed,
+        free: crate::facts::FreeNames::of_patterns(
+            rules
+                .iter()
+                .filter(|r| r.language == lang)
+                .flat_map(|r| r.facts.iter().map(String::as_str)),
+        ),
         query_source,
         query_starts,
         plan: OnceLock::new(),

@@ -16,10 +16,9 @@
 //! | `string-timer` | `setTimeout`/`setInterval` given a string |
 //! | `coding:E` | a Python coding declaration naming a non-UTF-8 encoding `E` |
 use crate::value::Value;
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::cell::{Cell, RefCell};
-use std::collections::{HashMap, HashSet};
-use std::rc::Rc;
-use tree_sitter::Node;
+use tree_sitter::{Node, TreeCursor};
 
 /// One semantic fact with the byte range of the code it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,21 +46,21 @@ pub(crate) struct Ctx<'s> {
     pub(crate) facts: Vec<Fact>,
     /// Module-level bindings, flow-insensitive after their first assignment.
     pub(crate) bindings: HashMap<String, Value>,
-    /// Temporary bindings of comprehension variables while folding.
-    pub(crate) temps: Vec<(String, Value)>,
+    /// Temporary bindings of comprehension variables while folding (set and cleared by
+    /// the fold, which only reads the context otherwise).
+    temps: RefCell<Vec<(String, Value)>>,
     /// Modules imported with `*`, in source order: a free name may be theirs.
     pub(crate) star_imports: Vec<String>,
     /// Modules imported, with the byte range of the import, for the allow-list check.
     pub(crate) imports: Vec<(String, usize, usize)>,
     /// Set when the fact cap was reached.
     pub(crate) overflow: bool,
-    /// Folding steps left, shared with scratch contexts.
-    pub(crate) budget: Rc<Cell<u64>>,
+    /// Folding steps left.
+    budget: Cell<u64>,
     /// The names that, bound by nothing in the file, are read as the module of that name.
     pub(crate) free: &'s FreeNames,
-    /// The free names the folds since the last [`take_free`](Self::take_free) resolved,
-    /// shared with scratch contexts.
-    free_used: Rc<RefCell<Vec<String>>>,
+    /// The free names the folds since the last [`take_free`](Self::take_free) resolved.
+    free_used: RefCell<Vec<String>>,
     /// Names of [`free`](Self::free) the file binds somewhere (assigned, a parameter, a
     /// definition, a loop or `with` target...).
     pub(crate) bound: HashSet<String>,
@@ -114,35 +113,34 @@ impl<'s> Ctx<'s> {
             text: std::str::from_utf8(src).unwrap_or(""),
             facts: Vec::new(),
             bindings: HashMap::new(),
-            temps: Vec::new(),
+            temps: RefCell::default(),
             star_imports: Vec::new(),
             imports: Vec::new(),
             overflow: false,
-            budget: Rc::new(Cell::new(FOLD_BUDGET)),
+            budget: Cell::new(FOLD_BUDGET),
             free,
-            free_used: Rc::default(),
+            free_used: RefCell::default(),
             bound: HashSet::new(),
             tentative: Vec::new(),
         }
     }
 
-    /// A context for folding with extra temporary bindings: same bindings, same budget.
-    pub(crate) fn scratch(&self) -> Ctx<'s> {
-        Ctx {
-            src: self.src,
-            text: self.text,
-            facts: Vec::new(),
-            bindings: self.bindings.clone(),
-            temps: self.temps.clone(),
-            star_imports: self.star_imports.clone(),
-            imports: Vec::new(),
-            overflow: false,
-            budget: self.budget.clone(),
-            free: self.free,
-            free_used: self.free_used.clone(),
-            bound: HashSet::new(),
-            tentative: Vec::new(),
-        }
+    /// Folds with `var` bound to each of `items` in turn (a comprehension, a `map`).
+    pub(crate) fn with_each<T>(
+        &self,
+        var: &str,
+        items: Vec<Value>,
+        mut f: impl FnMut() -> T,
+    ) -> Vec<T> {
+        items
+            .into_iter()
+            .map(|item| {
+                self.temps.borrow_mut().push((var.to_string(), item));
+                let v = f();
+                self.temps.borrow_mut().pop();
+                v
+            })
+            .collect()
     }
 
     /// Notes that a fold read the free name `name` as a module.
@@ -155,7 +153,7 @@ impl<'s> Ctx<'s> {
 
     /// The free names read since the last call (clearing the list).
     pub(crate) fn take_free(&self) -> Vec<String> {
-        std::mem::take(&mut *self.free_used.borrow_mut())
+        self.free_used.take()
     }
 
     /// Records a fact whose name came from reading the free names `free` as modules: at
@@ -236,24 +234,25 @@ impl<'s> Ctx<'s> {
     }
 
     /// A comprehension variable or a binding.
-    pub(crate) fn lookup(&self, name: &str) -> Option<&Value> {
-        self.temps
-            .iter()
-            .rev()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v)
-            .or_else(|| self.bindings.get(name))
+    pub(crate) fn lookup(&self, name: &str) -> Option<Value> {
+        let temps = self.temps.borrow();
+        match temps.iter().rev().find(|(n, _)| n == name) {
+            Some((_, v)) => Some(v.clone()),
+            None => self.bindings.get(name).cloned(),
+        }
     }
 }
 
 /// Visits every node of a tree in preorder without recursion, calling `f` with the node,
-/// the name of the field it fills in its parent, and its ancestors (root first). Stops at
-/// the first node nested deeper than `max_depth` (the root is at depth 0) and returns it,
-/// so one walk both bounds the tree and extracts from it.
+/// the cursor standing on it (for the name of the field it fills in its parent, asked only
+/// where it matters: it costs a lookup), and its ancestors (root first); `f` returns
+/// whether to visit the node's children (a string without interpolations has nothing to
+/// visit). Stops at the first node nested deeper than `max_depth` (the root is at depth 0)
+/// and returns it, so one walk both bounds the tree and extracts from it.
 pub(crate) fn walk<'t>(
     root: Node<'t>,
     max_depth: usize,
-    mut f: impl FnMut(Node<'t>, Option<&'static str>, &[Node<'t>]),
+    mut f: impl FnMut(Node<'t>, &TreeCursor<'t>, &[Node<'t>]) -> bool,
 ) -> Result<(), Node<'t>> {
     let mut cursor = root.walk();
     let mut ancestors: Vec<Node<'t>> = Vec::new();
@@ -262,8 +261,7 @@ pub(crate) fn walk<'t>(
         if ancestors.len() > max_depth {
             return Err(node);
         }
-        f(node, cursor.field_name(), &ancestors);
-        if cursor.goto_first_child() {
+        if f(node, &cursor, &ancestors) && cursor.goto_first_child() {
             ancestors.push(node);
             continue;
         }

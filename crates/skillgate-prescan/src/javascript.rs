@@ -8,7 +8,7 @@ use crate::grammar::{Kinds, field_ids};
 use crate::value::{MAX_FOLD_DEPTH, Value};
 use skillgate_core::Language;
 use std::sync::LazyLock;
-use tree_sitter::Node;
+use tree_sitter::{Node, TreeCursor};
 
 /// The JavaScript grammar's kind names, by kind id.
 static KINDS: LazyLock<Kinds> = LazyLock::new(|| Kinds::load(Language::JavaScript));
@@ -19,49 +19,52 @@ field_ids!(struct Fields (Language::JavaScript) { alias, argument, arguments, bo
 static FIELDS: LazyLock<Fields> = LazyLock::new(Fields::load);
 
 /// Global names that matter to rules or to the folder.
-const GLOBALS: &[&str] = &[
-    "eval",
-    "Function",
-    "require",
-    "module",
-    "exports",
-    "process",
-    "globalThis",
-    "global",
-    "window",
-    "self",
-    "fetch",
-    "setTimeout",
-    "setInterval",
-    "setImmediate",
-    "XMLHttpRequest",
-    "WebSocket",
-    "EventSource",
-    "Reflect",
-    "Proxy",
-    "WebAssembly",
-    "Buffer",
-    "atob",
-    "btoa",
-    "String",
-    "Object",
-    "Array",
-    "JSON",
-    "Math",
-    "navigator",
-    "importScripts",
-    "Deno",
-    "Bun",
-    "queueMicrotask",
-    "Worker",
-    "SharedArrayBuffer",
-    "Atomics",
-    "decodeURIComponent",
-    "decodeURI",
-    "unescape",
-    "AsyncFunction",
-    "GeneratorFunction",
-];
+fn is_global(id: &str) -> bool {
+    matches!(
+        id,
+        "eval"
+            | "Function"
+            | "require"
+            | "module"
+            | "exports"
+            | "process"
+            | "globalThis"
+            | "global"
+            | "window"
+            | "self"
+            | "fetch"
+            | "setTimeout"
+            | "setInterval"
+            | "setImmediate"
+            | "XMLHttpRequest"
+            | "WebSocket"
+            | "EventSource"
+            | "Reflect"
+            | "Proxy"
+            | "WebAssembly"
+            | "Buffer"
+            | "atob"
+            | "btoa"
+            | "String"
+            | "Object"
+            | "Array"
+            | "JSON"
+            | "Math"
+            | "navigator"
+            | "importScripts"
+            | "Deno"
+            | "Bun"
+            | "queueMicrotask"
+            | "Worker"
+            | "SharedArrayBuffer"
+            | "Atomics"
+            | "decodeURIComponent"
+            | "decodeURI"
+            | "unescape"
+            | "AsyncFunction"
+            | "GeneratorFunction"
+    )
+}
 
 /// Names of the global object.
 const GLOBAL_OBJECTS: &[&str] = &["globalThis", "global", "window", "self"];
@@ -73,8 +76,8 @@ pub(crate) fn extract<'t>(
     max_depth: usize,
     ctx: &mut Ctx<'_>,
 ) -> Result<(), Node<'t>> {
-    walk(root, max_depth, |node, field, ancestors| {
-        visit(node, field, ancestors, ctx)
+    walk(root, max_depth, |node, cursor, ancestors| {
+        visit(node, cursor, ancestors, ctx)
     })
 }
 
@@ -102,9 +105,18 @@ fn name(q: String) -> Value {
     Value::Name(canonical(q))
 }
 
-fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ctx: &mut Ctx<'_>) {
+/// Extracts the facts of one node; returns whether its children need a visit.
+fn visit(
+    node: Node<'_>,
+    cursor: &TreeCursor<'_>,
+    ancestors: &[Node<'_>],
+    ctx: &mut Ctx<'_>,
+) -> bool {
     let parent = ancestors.last().copied();
     match KINDS.of(node) {
+        // Nothing below a plain string, a regular expression or a comment (templates
+        // hold expressions).
+        "string" | "regex" | "comment" => return false,
         "import_statement" => import_statement(node, ctx),
         "export_statement" => {
             if let Some(src) = node.child_by_field_id(FIELDS.source)
@@ -199,11 +211,14 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ct
             }
             emit_ref(ctx, node, parent);
         }
-        "identifier" | "shorthand_property_identifier" if is_reference(parent, field) => {
+        "identifier" | "shorthand_property_identifier"
+            if is_reference(parent, cursor.field_name()) =>
+        {
             emit_ref(ctx, node, parent)
         }
         _ => {}
     }
+    true
 }
 
 /// An array or object literal (possibly in parentheses): `![]`, `+{}` coerce them, the
@@ -693,9 +708,9 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
 
 fn lookup(ctx: &Ctx<'_>, id: &str) -> Value {
     if let Some(v) = ctx.lookup(id) {
-        return v.clone();
+        return v;
     }
-    if GLOBALS.contains(&id) {
+    if is_global(id) {
         return name(id.to_string());
     }
     Value::Unknown
@@ -765,18 +780,7 @@ fn map_items(ctx: &Ctx<'_>, f: Node<'_>, items: Vec<Value>, d: usize) -> Value {
         return Value::Unknown;
     }
     let var = ident(ctx, param);
-    let mut scratch = ctx.scratch();
-    Value::List(
-        items
-            .into_iter()
-            .map(|item| {
-                scratch.temps.push((var.clone(), item));
-                let v = fold(&scratch, body, d);
-                scratch.temps.pop();
-                v
-            })
-            .collect(),
-    )
+    Value::List(ctx.with_each(&var, items, || fold(ctx, body, d)))
 }
 
 /// Character codes as `String.fromCharCode` reads them: each taken modulo 2^16 (a UTF-16

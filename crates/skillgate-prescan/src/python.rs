@@ -7,7 +7,7 @@ use crate::value::{MAX_FOLD_DEPTH, Value};
 use skillgate_core::Language;
 use std::borrow::Cow;
 use std::sync::LazyLock;
-use tree_sitter::Node;
+use tree_sitter::{Node, TreeCursor};
 use unicode_normalization::UnicodeNormalization;
 
 /// The Python grammar's kind names, by kind id.
@@ -20,48 +20,51 @@ static FIELDS: LazyLock<Fields> = LazyLock::new(Fields::load);
 
 /// Names Python resolves without an import (the ones that matter to rules, plus the
 /// helpers the folder understands).
-const BUILTINS: &[&str] = &[
-    "eval",
-    "exec",
-    "compile",
-    "__import__",
-    "getattr",
-    "setattr",
-    "delattr",
-    "hasattr",
-    "vars",
-    "globals",
-    "locals",
-    "open",
-    "input",
-    "breakpoint",
-    "help",
-    "memoryview",
-    "__builtins__",
-    "__loader__",
-    "__spec__",
-    "chr",
-    "ord",
-    "str",
-    "bytes",
-    "bytearray",
-    "map",
-    "list",
-    "tuple",
-    "reversed",
-    "type",
-    "object",
-    "dir",
-    "id",
-    "super",
-    "classmethod",
-    "staticmethod",
-    "property",
-    "print",
-    "exit",
-    "quit",
-    "__build_class__",
-];
+fn is_builtin(id: &str) -> bool {
+    matches!(
+        id,
+        "eval"
+            | "exec"
+            | "compile"
+            | "__import__"
+            | "getattr"
+            | "setattr"
+            | "delattr"
+            | "hasattr"
+            | "vars"
+            | "globals"
+            | "locals"
+            | "open"
+            | "input"
+            | "breakpoint"
+            | "help"
+            | "memoryview"
+            | "__builtins__"
+            | "__loader__"
+            | "__spec__"
+            | "chr"
+            | "ord"
+            | "str"
+            | "bytes"
+            | "bytearray"
+            | "map"
+            | "list"
+            | "tuple"
+            | "reversed"
+            | "type"
+            | "object"
+            | "dir"
+            | "id"
+            | "super"
+            | "classmethod"
+            | "staticmethod"
+            | "property"
+            | "print"
+            | "exit"
+            | "quit"
+            | "__build_class__"
+    )
+}
 
 /// Extracts the facts of a Python module.
 /// Returns the first node nested deeper than `max_depth`, if any.
@@ -71,8 +74,8 @@ pub(crate) fn extract<'t>(
     ctx: &mut Ctx<'_>,
 ) -> Result<(), Node<'t>> {
     coding_declaration(root, ctx);
-    let walked = walk(root, max_depth, |node, field, ancestors| {
-        visit(node, field, ancestors, ctx)
+    let walked = walk(root, max_depth, |node, cursor, ancestors| {
+        visit(node, cursor, ancestors, ctx)
     });
     ctx.settle_free();
     walked
@@ -155,11 +158,27 @@ fn name(q: String) -> Value {
     Value::Name(canonical(q))
 }
 
-fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ctx: &mut Ctx<'_>) {
+/// Extracts the facts of one node; returns whether its children need a visit.
+fn visit(
+    node: Node<'_>,
+    cursor: &TreeCursor<'_>,
+    ancestors: &[Node<'_>],
+    ctx: &mut Ctx<'_>,
+) -> bool {
     let parent = ancestors.last().copied();
     match KINDS.of(node) {
-        "import_statement" => import_statement(node, ctx),
-        "import_from_statement" => import_from(node, ctx),
+        // Nothing below a plain string or a comment (f-strings hold expressions).
+        "string" => return is_fstring(ctx, node),
+        "comment" => return false,
+        // The handlers read the names of an import; below them only names are left.
+        "import_statement" => {
+            import_statement(node, ctx);
+            return false;
+        }
+        "import_from_statement" => {
+            import_from(node, ctx);
+            return false;
+        }
         "assignment" | "augmented_assignment" => assignment(node, ctx),
         "named_expression" => {
             if let (Some(n), Some(v)) = (
@@ -206,10 +225,28 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ct
             computed_subscript(ctx, node);
             emit_ref(ctx, node, parent)
         }
-        "identifier" if is_reference(parent, field) => emit_ref(ctx, node, parent),
-        "identifier" => note_binding(ctx, node, parent, field),
+        "identifier" => {
+            let field = cursor.field_name();
+            if is_reference(parent, field) {
+                emit_ref(ctx, node, parent)
+            } else {
+                note_binding(ctx, node, parent, field)
+            }
+        }
         _ => {}
     }
+    true
+}
+
+/// Whether a string literal is an f-string (or a t-string): its prefix, before the first
+/// quote, has an `f` or a `t`.
+fn is_fstring(ctx: &Ctx<'_>, node: Node<'_>) -> bool {
+    ctx.src
+        .get(node.start_byte()..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|b| !matches!(b, b'"' | b'\''))
+        .any(|b| matches!(b.to_ascii_lowercase(), b'f' | b't'))
 }
 
 fn emit_ref(ctx: &mut Ctx<'_>, node: Node<'_>, parent: Option<Node<'_>>) {
@@ -547,6 +584,11 @@ fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
     ctx.take_free();
     let callee = fold(ctx, func, 0);
     let callee_free = ctx.take_free();
+    if !args_matter(ctx, func, &callee) {
+        // A call of a local function or of a method on an unknown object: its arguments
+        // are visited on their own; folding them here could only feed facts it has none of.
+        return;
+    }
     let (pos, kw) = args(ctx, node, 0);
     let mut free = callee_free.clone();
     free.extend(ctx.take_free());
@@ -625,6 +667,23 @@ fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
     }
 }
 
+/// Whether a call's folded arguments can yield a fact: its callee resolves to a name, it is
+/// a call of a call (`operator.attrgetter('x')(m)`), or a method that looks names up or
+/// opens files (`x.get(k)`, `x.__getattribute__(k)`, `p.read_text()`).
+fn args_matter(ctx: &Ctx<'_>, func: Node<'_>, callee: &Value) -> bool {
+    if matches!(callee, Value::Name(_)) {
+        return true;
+    }
+    match KINDS.of(func) {
+        "call" => true,
+        "attribute" => func.child_by_field_id(FIELDS.attribute).is_some_and(|a| {
+            let m = ident(ctx, a);
+            m == "get" || m == "__getattribute__" || FILE_OPS.contains(&m.as_ref())
+        }),
+        _ => false,
+    }
+}
+
 /// Folds an expression to a [`Value`].
 pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
     if depth > MAX_FOLD_DEPTH || !ctx.step() {
@@ -690,9 +749,9 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
 
 fn lookup(ctx: &Ctx<'_>, id: &str) -> Value {
     if let Some(v) = ctx.lookup(id) {
-        return v.clone();
+        return v;
     }
-    if BUILTINS.contains(&id) {
+    if is_builtin(id) {
         return name(id.to_string());
     }
     // A name no import binds (a star import's or an injected global) may be the module of
@@ -949,20 +1008,9 @@ fn comprehension(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
     if items.len() > 4096 {
         return Value::Unknown;
     }
-    // Fold the body once per element with the loop variable bound; a scratch context
-    // keeps the outer one untouched.
+    // Fold the body once per element with the loop variable bound.
     let var = ident(ctx, var).into_owned();
-    let mut scratch = ctx.scratch();
-    let out = items
-        .into_iter()
-        .map(|item| {
-            scratch.temps.push((var.clone(), item));
-            let v = fold(&scratch, body, d);
-            scratch.temps.pop();
-            v
-        })
-        .collect();
-    Value::List(out)
+    Value::List(ctx.with_each(&var, items, || fold(ctx, body, d)))
 }
 
 fn str_list(v: &Value) -> Option<Vec<String>> {

@@ -795,7 +795,7 @@ fn extract(
 }
 
 fn check_depth(root: Node<'_>, max: usize) -> Result<(), Box<Finding>> {
-    walk(root, max, |_, _, _| {}).map_err(|n| too_deep(n, max))
+    walk(root, max, |_, _, _| true).map_err(|n| too_deep(n, max))
 }
 
 /// The finding for a node nested deeper than `max`.
@@ -818,6 +818,7 @@ fn first_error(root: Node<'_>) -> Node<'_> {
         if found.is_none() && (n.is_error() || n.is_missing()) {
             found = Some(n);
         }
+        true
     });
     found.unwrap_or(root)
 }

@@ -57,7 +57,10 @@ fn every_row_of_the_coverage_table_is_a_rule_or_an_engine_finding_that_its_examp
         let rule = rules.get(&row.id);
         match rule {
             Some(r) if r.language != row.lang => {
-                failures.push(format!("line {}: `{}` is a {} rule", row.line, row.id, r.language));
+                failures.push(format!(
+                    "line {}: `{}` is a {} rule",
+                    row.line, row.id, r.language
+                ));
                 continue;
             }
             Some(r) if r.severity < Severity::High => {
@@ -79,7 +82,10 @@ fn every_row_of_the_coverage_table_is_a_rule_or_an_engine_finding_that_its_examp
                 row.line, row.id, row.example
             ));
         } else if rule.is_some() && report.verdict != Verdict::Block {
-            failures.push(format!("line {}: {:?} is not blocked", row.line, row.example));
+            failures.push(format!(
+                "line {}: {:?} is not blocked",
+                row.line, row.example
+            ));
         }
     }
     let cited: HashSet<&str> = rows.iter().map(|r| r.id.as_str()).collect();

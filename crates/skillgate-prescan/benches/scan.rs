@@ -4,8 +4,8 @@
 //! samples repeated to 300 lines when the corpora are not checked out) and every file of
 //! `corpora/prescan/` plus `tests/corpus/`.
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use skillgate_core::Language;
-use skillgate_prescan::PreScanner;
+use skillgate_core::{Language, Skill};
+use skillgate_prescan::{PreScanner, VerdictCache};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 
@@ -72,6 +72,16 @@ fn bench(c: &mut Criterion) {
     });
     g.bench_function("skill_300_lines", |b| {
         b.iter(|| scanner.scan(black_box(&skill), Language::Python))
+    });
+    // The verdict cache: the same skill again (same bytes, same packs) is a lookup.
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let cached = PreScanner::new()
+        .expect("default packs")
+        .with_cache(VerdictCache::open(dir.path()).expect("cache directory"));
+    let as_skill = Skill::builder("bench", Language::Python, skill.clone()).build();
+    cached.scan_skill_cached(&as_skill);
+    g.bench_function("skill_300_lines_cache_hit", |b| {
+        b.iter(|| cached.scan_skill_cached(black_box(&as_skill)))
     });
     let files = corpus_files();
     let bytes: usize = files.iter().map(|(f, _)| f.len()).sum();

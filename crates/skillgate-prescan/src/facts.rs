@@ -16,7 +16,7 @@
 //! | `string-timer` | `setTimeout`/`setInterval` given a string |
 //! | `coding:E` | a Python coding declaration naming a non-UTF-8 encoding `E` |
 use crate::value::Value;
-use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use foldhash::{HashMap, HashMapExt, HashSet};
 use std::cell::{Cell, RefCell};
 use tree_sitter::{Node, TreeCursor};
 
@@ -61,9 +61,10 @@ pub(crate) struct Ctx<'s> {
     pub(crate) free: &'s FreeNames,
     /// The free names the folds since the last [`take_free`](Self::take_free) resolved.
     free_used: RefCell<Vec<String>>,
-    /// Names of [`free`](Self::free) the file binds somewhere (assigned, a parameter, a
-    /// definition, a loop or `with` target...).
-    pub(crate) bound: HashSet<String>,
+    /// Names of [`free`](Self::free) the file binds (assigned, a parameter, a definition,
+    /// a loop or `with` target...), each with the byte ranges of the scopes that bind it
+    /// (a function's, a lambda's, a comprehension's, or the whole file).
+    bound: HashMap<String, Vec<(usize, usize)>>,
     /// Facts that read a free name as a module, with those names: kept at the end of the
     /// pass only when the file binds none of them.
     tentative: Vec<(Vec<String>, Fact)>,
@@ -120,7 +121,7 @@ impl<'s> Ctx<'s> {
             budget: Cell::new(FOLD_BUDGET),
             free,
             free_used: RefCell::default(),
-            bound: HashSet::new(),
+            bound: HashMap::new(),
             tentative: Vec::new(),
         }
     }
@@ -175,10 +176,22 @@ impl<'s> Ctx<'s> {
         self.tentative.push((free.to_vec(), fact));
     }
 
-    /// Keeps the tentative facts none of whose free names the file binds.
+    /// Notes that `name` is bound in the scope spanning `scope` (byte range).
+    pub(crate) fn bind_in_scope(&mut self, name: String, scope: (usize, usize)) {
+        self.bound.entry(name).or_default().push(scope);
+    }
+
+    /// Keeps the tentative facts none of whose free names is bound in a scope around them.
     pub(crate) fn settle_free(&mut self) {
         for (names, fact) in std::mem::take(&mut self.tentative) {
-            if names.iter().any(|n| self.bound.contains(n)) {
+            let shadowed = |n: &String| {
+                self.bound.get(n).is_some_and(|scopes| {
+                    scopes
+                        .iter()
+                        .any(|&(s, e)| s <= fact.start && fact.end <= e)
+                })
+            };
+            if names.iter().any(shadowed) {
                 continue;
             }
             if self.facts.len() >= MAX_FACTS {

@@ -230,7 +230,7 @@ fn visit(
             if is_reference(parent, field) {
                 emit_ref(ctx, node, parent)
             } else {
-                note_binding(ctx, node, parent, field)
+                note_binding(ctx, node, ancestors, field)
             }
         }
         _ => {}
@@ -269,14 +269,17 @@ fn emit_ref(ctx: &mut Ctx<'_>, node: Node<'_>, parent: Option<Node<'_>>) {
 }
 
 /// Notes a name the file binds (a target, a parameter, a definition) when it is one the
-/// pass would otherwise read as a module while free.
+/// pass would otherwise read as a module while free, with the scope it is bound in: the
+/// innermost function, lambda, class or comprehension around it (a parameter's is its
+/// function; a definition's name is bound around the definition), else the whole file. A
+/// name bound in one function does not hide a free use elsewhere.
 fn note_binding(
     ctx: &mut Ctx<'_>,
     node: Node<'_>,
-    parent: Option<Node<'_>>,
+    ancestors: &[Node<'_>],
     field: Option<&'static str>,
 ) {
-    let Some(p) = parent else { return };
+    let Some(&p) = ancestors.last() else { return };
     let binds = match field {
         Some("name") => matches!(
             KINDS.of(p),
@@ -304,12 +307,38 @@ fn note_binding(
                 | "as_pattern_target"
         ),
     };
-    if binds {
-        let n = ident(ctx, node);
-        if ctx.free.contains(&n) {
-            ctx.bound.insert(n.into_owned());
-        }
+    if !binds {
+        return;
     }
+    let n = ident(ctx, node);
+    if !ctx.free.contains(&n) {
+        return;
+    }
+    // A definition's own name belongs to the scope around the definition.
+    let around = match (field, KINDS.of(p)) {
+        (Some("name"), "function_definition" | "class_definition") => {
+            &ancestors[..ancestors.len() - 1]
+        }
+        _ => ancestors,
+    };
+    let scope = around
+        .iter()
+        .rev()
+        .find(|a| {
+            matches!(
+                KINDS.of(**a),
+                "function_definition"
+                    | "lambda"
+                    | "class_definition"
+                    | "list_comprehension"
+                    | "set_comprehension"
+                    | "dictionary_comprehension"
+                    | "generator_expression"
+            )
+        })
+        .map_or((0, ctx.src.len()), |a| (a.start_byte(), a.end_byte()));
+    let n = n.into_owned();
+    ctx.bind_in_scope(n, scope);
 }
 
 /// A lookup with a key that cannot be folded in a module's namespace (`vars(os)[k]`,

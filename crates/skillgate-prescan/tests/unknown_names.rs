@@ -78,6 +78,10 @@ fn a_module_no_import_binds_is_read_as_that_module() {
             // a star import of a module that imported os
             "from helpers import *\nos.system('id')",
             "from helpers import *\nx = os\nx.system('id')",
+            // a parameter of that name elsewhere does not hide the module here
+            "from helpers import *\ndef _(os):\n    pass\nos.system('id')",
+            "from helpers import *\nf = lambda subprocess: subprocess\nsubprocess.run(['id'])",
+            "from helpers import *\n[os for os in ()]\nos.system('id')",
         ],
         Language::Python,
     );

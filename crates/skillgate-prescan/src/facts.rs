@@ -3,17 +3,20 @@
 //! | fact | emitted for |
 //! |------|-------------|
 //! | `import:M` | a module imported statically or dynamically (`import:subprocess`, `import:child_process`) |
-//! | `ref:Q` | any use of a resolved qualified name (`ref:os.system`, `ref:eval`) |
+//! | `ref:Q` | any use of a resolved qualified name (`ref:os.system`, `ref:eval`); in Python a name no import binds is read as the module of that name (`os.system` with no `import os`) unless a scope around the use binds it |
 //! | `call:Q` | a call (or decorator, or `new`) whose callee resolves to `Q` |
 //! | `attr:N` | an attribute or member access named `N`, whatever the object (`attr:__subclasses__`) |
 //! | `assign:Q` | an assignment to a resolved attribute (`assign:builtins.open`) |
 //! | `path:P` | a constant path given to a file operation (`path:/proc/self/environ`) |
 //! | `dynamic-import` | `__import__`, `importlib.import_module`, `import()` |
 //! | `dynamic-import-unresolved` | a dynamic import or `require` whose module name cannot be folded |
-//! | `dynamic-getattr` | `getattr`/`setattr` with a computed attribute name on a resolved object |
+//! | `dynamic-getattr:Q` | `getattr`/`setattr` with a computed attribute name on a resolved object `Q`, or a computed key in a module's namespace (`vars(os)[k]`, `os.__dict__.get(k)`, `sys.modules[k]`, `globals()[k]`, `operator.attrgetter(k)`) |
 //! | `computed-member` | a JavaScript computed member with a key that cannot be folded, on a resolved object |
 //! | `call-member:N` | a call of a member named `N` on an unknown object (`call-member:constructor`) |
 //! | `string-timer` | `setTimeout`/`setInterval` given a string |
+//! | `constructor-chain` | `x.constructor.constructor`, or a `constructor` read through a property descriptor or `Reflect.get` |
+//! | `coerce-literal` | unary `!`, `+`, `-`, `~` on an array or object literal (JSFuck-style `![]`, `+[]`) |
+//! | `worker-eval` | `new Worker(...)` that may run a string: options not a literal without `eval`, a computed script, a `data:` URL |
 //! | `coding:E` | a Python coding declaration naming a non-UTF-8 encoding `E` |
 use crate::value::Value;
 use foldhash::{HashMap, HashMapExt, HashSet};

@@ -37,6 +37,10 @@ pub struct Fact {
 /// Most facts one file may produce; past it the scan fails closed.
 pub(crate) const MAX_FACTS: usize = 200_000;
 
+/// Most binding scopes of one name checked for one use of it (see
+/// [`Ctx::settle_free`]).
+const MAX_SCOPE_STEPS: usize = 64;
+
 /// Most folding steps one file may take (nested comprehensions over long constant lists
 /// multiply); past it the scan fails closed.
 pub(crate) const FOLD_BUDGET: u64 = 500_000;
@@ -171,6 +175,10 @@ impl<'s> Ctx<'s> {
         if free.is_empty() {
             return self.emit(name, node);
         }
+        if self.facts.len() + self.tentative.len() >= MAX_FACTS {
+            self.overflow = true;
+            return;
+        }
         let fact = Fact {
             name: name.into(),
             start: node.start_byte(),
@@ -181,17 +189,31 @@ impl<'s> Ctx<'s> {
 
     /// Notes that `name` is bound in the scope spanning `scope` (byte range).
     pub(crate) fn bind_in_scope(&mut self, name: String, scope: (usize, usize)) {
-        self.bound.entry(name).or_default().push(scope);
+        let scopes = self.bound.entry(name).or_default();
+        // Bindings come in source order: a scope's names arrive together.
+        if scopes.last() != Some(&scope) {
+            scopes.push(scope);
+        }
     }
 
     /// Keeps the tentative facts none of whose free names is bound in a scope around them.
+    /// Each look-up checks at most [`MAX_SCOPE_STEPS`] scopes (the nearest before the use);
+    /// past that the name counts as unbound and the fact is kept (fail closed), so a file
+    /// of many bindings cannot make this quadratic.
     pub(crate) fn settle_free(&mut self) {
+        for scopes in self.bound.values_mut() {
+            scopes.sort_unstable();
+            scopes.dedup();
+        }
         for (names, fact) in std::mem::take(&mut self.tentative) {
             let shadowed = |n: &String| {
                 self.bound.get(n).is_some_and(|scopes| {
-                    scopes
+                    let before = scopes.partition_point(|&(s, _)| s <= fact.start);
+                    scopes[..before]
                         .iter()
-                        .any(|&(s, e)| s <= fact.start && fact.end <= e)
+                        .rev()
+                        .take(MAX_SCOPE_STEPS)
+                        .any(|&(_, e)| fact.end <= e)
                 })
             };
             if names.iter().any(shadowed) {

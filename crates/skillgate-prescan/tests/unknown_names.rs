@@ -117,3 +117,19 @@ fn a_javascript_module_name_the_folder_cannot_compute_is_unknown_not_a_wrong_con
         Language::JavaScript,
     );
 }
+
+/// Thousands of functions each binding the name: their own uses stay unflagged, and a free
+/// use after them is still read as the module.
+#[test]
+fn many_scopes_binding_a_name_neither_hide_a_free_use_nor_flag_their_own() {
+    let mut own = String::new();
+    for i in 0..2000 {
+        own.push_str(&format!("def f{i}(os):\n    return os.system\n"));
+    }
+    let (verdict, ids) = scan(&own, Language::Python);
+    assert_eq!(verdict, Verdict::Allow, "{ids:?}");
+    let free = format!("{own}from helpers import *\nos.system('id')\n");
+    let (verdict, ids) = scan(&free, Language::Python);
+    assert_eq!(verdict, Verdict::Block, "{ids:?}");
+    assert!(ids.iter().any(|i| i == "py.process.os-exec"), "{ids:?}");
+}

@@ -63,6 +63,7 @@ fn is_global(id: &str) -> bool {
             | "unescape"
             | "AsyncFunction"
             | "GeneratorFunction"
+            | "ShadowRealm"
     )
 }
 

@@ -4,8 +4,8 @@
 //! samples repeated to 300 lines when the corpora are not checked out) and every file of
 //! `corpora/prescan/` plus `tests/corpus/`.
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use skillgate_core::Language;
-use skillgate_prescan::PreScanner;
+use skillgate_core::{Language, Skill};
+use skillgate_prescan::{PreScanner, VerdictCache};
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 
@@ -61,8 +61,27 @@ fn bench(c: &mut Criterion) {
     let skill = skill_300();
     let mut g = c.benchmark_group("prescan");
     g.throughput(Throughput::Bytes(skill.len() as u64));
+    // The yardstick of the scan: tree-sitter's bare parse of the same file, with a parser
+    // reused as the scanner reuses its own (issue 19: a scan costs at most 1.5 times this).
+    let mut parser = tree_sitter::Parser::new();
+    parser
+        .set_language(&tree_sitter_python::LANGUAGE.into())
+        .expect("grammar");
+    g.bench_function("tree_sitter_parse_300_lines", |b| {
+        b.iter(|| parser.parse(black_box(&skill), None).expect("tree"))
+    });
     g.bench_function("skill_300_lines", |b| {
         b.iter(|| scanner.scan(black_box(&skill), Language::Python))
+    });
+    // The verdict cache: the same skill again (same bytes, same packs) is a lookup.
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let cached = PreScanner::new()
+        .expect("default packs")
+        .with_cache(VerdictCache::open(dir.path()).expect("cache directory"));
+    let as_skill = Skill::builder("bench", Language::Python, skill.clone()).build();
+    cached.scan_skill_cached(&as_skill);
+    g.bench_function("skill_300_lines_cache_hit", |b| {
+        b.iter(|| cached.scan_skill_cached(black_box(&as_skill)))
     });
     let files = corpus_files();
     let bytes: usize = files.iter().map(|(f, _)| f.len()).sum();

@@ -8,60 +8,64 @@ use crate::grammar::{Kinds, field_ids};
 use crate::value::{MAX_FOLD_DEPTH, Value};
 use skillgate_core::Language;
 use std::sync::LazyLock;
-use tree_sitter::Node;
+use tree_sitter::{Node, TreeCursor};
 
 /// The JavaScript grammar's kind names, by kind id.
 static KINDS: LazyLock<Kinds> = LazyLock::new(|| Kinds::load(Language::JavaScript));
 
-field_ids!(struct Fields (Language::JavaScript) { alias, argument, arguments, body, constructor, function, index, key, left, name, object, parameter, parameters, property, right, source, value });
+field_ids!(struct Fields (Language::JavaScript) { alias, argument, arguments, body, constructor, function, index, key, left, name, object, operator, parameter, parameters, property, right, source, value });
 
 /// The ids of the JavaScript fields this pass reads.
 static FIELDS: LazyLock<Fields> = LazyLock::new(Fields::load);
 
 /// Global names that matter to rules or to the folder.
-const GLOBALS: &[&str] = &[
-    "eval",
-    "Function",
-    "require",
-    "module",
-    "exports",
-    "process",
-    "globalThis",
-    "global",
-    "window",
-    "self",
-    "fetch",
-    "setTimeout",
-    "setInterval",
-    "setImmediate",
-    "XMLHttpRequest",
-    "WebSocket",
-    "EventSource",
-    "Reflect",
-    "Proxy",
-    "WebAssembly",
-    "Buffer",
-    "atob",
-    "btoa",
-    "String",
-    "Object",
-    "Array",
-    "JSON",
-    "Math",
-    "navigator",
-    "importScripts",
-    "Deno",
-    "Bun",
-    "queueMicrotask",
-    "Worker",
-    "SharedArrayBuffer",
-    "Atomics",
-    "decodeURIComponent",
-    "decodeURI",
-    "unescape",
-    "AsyncFunction",
-    "GeneratorFunction",
-];
+fn is_global(id: &str) -> bool {
+    matches!(
+        id,
+        "eval"
+            | "Function"
+            | "require"
+            | "module"
+            | "exports"
+            | "process"
+            | "globalThis"
+            | "global"
+            | "window"
+            | "self"
+            | "fetch"
+            | "setTimeout"
+            | "setInterval"
+            | "setImmediate"
+            | "XMLHttpRequest"
+            | "WebSocket"
+            | "EventSource"
+            | "Reflect"
+            | "Proxy"
+            | "WebAssembly"
+            | "Buffer"
+            | "atob"
+            | "btoa"
+            | "String"
+            | "Object"
+            | "Array"
+            | "JSON"
+            | "Math"
+            | "navigator"
+            | "importScripts"
+            | "Deno"
+            | "Bun"
+            | "queueMicrotask"
+            | "Worker"
+            | "SharedArrayBuffer"
+            | "Atomics"
+            | "decodeURIComponent"
+            | "decodeURI"
+            | "unescape"
+            | "AsyncFunction"
+            | "GeneratorFunction"
+            | "ShadowRealm"
+    )
+}
 
 /// Names of the global object.
 const GLOBAL_OBJECTS: &[&str] = &["globalThis", "global", "window", "self"];
@@ -73,8 +77,8 @@ pub(crate) fn extract<'t>(
     max_depth: usize,
     ctx: &mut Ctx<'_>,
 ) -> Result<(), Node<'t>> {
-    walk(root, max_depth, |node, field, ancestors| {
-        visit(node, field, ancestors, ctx)
+    walk(root, max_depth, |node, cursor, ancestors| {
+        visit(node, cursor, ancestors, ctx)
     })
 }
 
@@ -102,9 +106,18 @@ fn name(q: String) -> Value {
     Value::Name(canonical(q))
 }
 
-fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ctx: &mut Ctx<'_>) {
+/// Extracts the facts of one node; returns whether its children need a visit.
+fn visit(
+    node: Node<'_>,
+    cursor: &TreeCursor<'_>,
+    ancestors: &[Node<'_>],
+    ctx: &mut Ctx<'_>,
+) -> bool {
     let parent = ancestors.last().copied();
     match KINDS.of(node) {
+        // Nothing below a plain string, a regular expression or a comment (templates
+        // hold expressions).
+        "string" | "regex" | "comment" => return false,
         "import_statement" => import_statement(node, ctx),
         "export_statement" => {
             if let Some(src) = node.child_by_field_id(FIELDS.source)
@@ -132,10 +145,28 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ct
             }
         }
         "call_expression" => call(node, ctx),
+        "unary_expression" => {
+            if let Some(a) = node.child_by_field_id(FIELDS.argument)
+                && is_empty_coercible(a)
+                && matches!(
+                    node.child_by_field_id(FIELDS.operator).map(|o| ctx.text(o)),
+                    Some("!" | "+" | "-" | "~")
+                )
+            {
+                ctx.emit("coerce-literal", node);
+            }
+        }
         "new_expression" => {
             if let Some(c) = node.child_by_field_id(FIELDS.constructor) {
                 match fold(ctx, c, 0) {
-                    Value::Name(q) => ctx.emit(format!("call:{q}"), node),
+                    Value::Name(q) => {
+                        if matches!(q.as_str(), "Worker" | "worker_threads.Worker")
+                            && !plain_worker(ctx, node)
+                        {
+                            ctx.emit("worker-eval", node);
+                        }
+                        ctx.emit(format!("call:{q}"), node)
+                    }
                     _ => {
                         if let Some(m) = member_name(ctx, c) {
                             ctx.emit(format!("call-member:{m}"), node);
@@ -181,11 +212,60 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ct
             }
             emit_ref(ctx, node, parent);
         }
-        "identifier" | "shorthand_property_identifier" if is_reference(parent, field) => {
+        "identifier" | "shorthand_property_identifier"
+            if is_reference(parent, cursor.field_name()) =>
+        {
             emit_ref(ctx, node, parent)
         }
         _ => {}
     }
+    true
+}
+
+/// An array or object literal (possibly in parentheses): `![]`, `+{}` coerce them, the
+/// building blocks of JSFuck-style encodings.
+fn is_empty_coercible(node: Node<'_>) -> bool {
+    match KINDS.of(node) {
+        "array" | "object" => true,
+        "parenthesized_expression" => node.named_child(0).is_some_and(is_empty_coercible),
+        _ => false,
+    }
+}
+
+/// Whether `new Worker(...)` runs a file named by a constant path with literal options
+/// that do not mention `eval` (anything else may run a string: `{ eval: true }`, options
+/// built elsewhere, a computed script or a `data:` URL).
+fn plain_worker(ctx: &Ctx<'_>, node: Node<'_>) -> bool {
+    let Some(args) = node.child_by_field_id(FIELDS.arguments) else {
+        return false;
+    };
+    let mut c = args.walk();
+    let list: Vec<Node<'_>> = args
+        .named_children(&mut c)
+        .filter(|n| KINDS.of(*n) != "comment")
+        .collect();
+    let script_ok = list.first().is_some_and(|s| {
+        matches!(fold(ctx, *s, 0), Value::Str(p) if !p.trim_start().to_ascii_lowercase().starts_with("data:"))
+    });
+    let options_ok = match list.get(1) {
+        None => true,
+        Some(o) if KINDS.of(*o) == "object" => {
+            let mut c = o.walk();
+            o.named_children(&mut c).all(|p| {
+                KINDS.of(p) == "comment"
+                    || KINDS.of(p) == "pair"
+                        && p.child_by_field_id(FIELDS.key).is_some_and(|k| {
+                            let key = match KINDS.of(k) {
+                                "property_identifier" => Some(ident(ctx, k)),
+                                _ => fold(ctx, k, 0).as_str().map(str::to_string),
+                            };
+                            key.is_some_and(|k| k != "eval")
+                        })
+            })
+        }
+        Some(_) => false,
+    };
+    script_ok && options_ok && list.len() <= 2
 }
 
 /// The property name of a member or constant-subscript expression.
@@ -491,6 +571,14 @@ fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
                 {
                     ctx.emit("string-timer", node)
                 }
+                // A function's `constructor` reached through its property descriptor.
+                "Object.getOwnPropertyDescriptor"
+                | "Reflect.getOwnPropertyDescriptor"
+                | "Reflect.get"
+                    if args.get(1).and_then(Value::as_str) == Some("constructor") =>
+                {
+                    ctx.emit("constructor-chain", node)
+                }
                 _ => {}
             }
         }
@@ -531,7 +619,7 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
                 return Value::Unknown;
             };
             let prop = ident(ctx, p);
-            if prop == "constructor" && is_function_literal(o) {
+            if prop == "constructor" && is_function_value(ctx, o) {
                 return Value::Name("Function".into());
             }
             match fold(ctx, o, d) {
@@ -552,6 +640,9 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
                 return Value::Unknown;
             };
             match (fold(ctx, o, d), fold(ctx, i, d)) {
+                (_, Value::Str(k)) if k == "constructor" && is_function_value(ctx, o) => {
+                    Value::Name("Function".into())
+                }
                 (Value::Name(q), Value::Str(k)) => name(format!("{q}.{k}")),
                 (Value::List(items), Value::Int(i)) => usize::try_from(i)
                     .ok()
@@ -618,9 +709,9 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
 
 fn lookup(ctx: &Ctx<'_>, id: &str) -> Value {
     if let Some(v) = ctx.lookup(id) {
-        return v.clone();
+        return v;
     }
-    if GLOBALS.contains(&id) {
+    if is_global(id) {
         return name(id.to_string());
     }
     Value::Unknown
@@ -664,7 +755,8 @@ fn map_items(ctx: &Ctx<'_>, f: Node<'_>, items: Vec<Value>, d: usize) -> Value {
     }
     if let Value::Name(q) = fold(ctx, f, d) {
         return match q.as_str() {
-            "String.fromCharCode" | "String.fromCodePoint" => from_char_codes(&items),
+            "String.fromCharCode" => from_char_codes(&utf16_units(&items)),
+            "String.fromCodePoint" => from_char_codes(&items),
             "String" => Value::List(
                 items
                     .iter()
@@ -689,18 +781,24 @@ fn map_items(ctx: &Ctx<'_>, f: Node<'_>, items: Vec<Value>, d: usize) -> Value {
         return Value::Unknown;
     }
     let var = ident(ctx, param);
-    let mut scratch = ctx.scratch();
-    Value::List(
-        items
-            .into_iter()
-            .map(|item| {
-                scratch.temps.push((var.clone(), item));
-                let v = fold(&scratch, body, d);
-                scratch.temps.pop();
-                v
-            })
-            .collect(),
-    )
+    Value::List(ctx.with_each(&var, items, || fold(ctx, body, d)))
+}
+
+/// Character codes as `String.fromCharCode` reads them: each taken modulo 2^16 (a UTF-16
+/// code unit); surrogates are left as they are (and then fail to fold).
+fn utf16_units(items: &[Value]) -> Vec<Value> {
+    items
+        .iter()
+        .map(|v| match v {
+            Value::Int(n) => Value::Int(n.rem_euclid(0x1_0000)),
+            v => v.clone(),
+        })
+        .collect()
+}
+
+/// Whether JavaScript's `trim` removes `c`: white space, line terminators and the BOM.
+fn js_space(c: char) -> bool {
+    c.is_whitespace() || c == '\u{feff}'
 }
 
 fn from_char_codes(items: &[Value]) -> Value {
@@ -739,7 +837,9 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
         match fold(ctx, o, d) {
             Value::Str(s) => {
                 return match method.as_str() {
-                    "split" => match arg(0) {
+                    // A limit, a form or an encoding the folder ignored would give a
+                    // wrong constant: such calls do not fold.
+                    "split" if args.len() <= 1 => match arg(0) {
                         Value::Str(sep) if sep.is_empty() => {
                             Value::List(s.chars().map(|c| Value::Str(c.into())).collect())
                         }
@@ -766,8 +866,30 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
                     }
                     "toLowerCase" => Value::Str(s.to_lowercase()),
                     "toUpperCase" => Value::Str(s.to_uppercase()),
-                    "trim" => Value::Str(s.trim().into()),
-                    "toString" | "valueOf" | "normalize" => Value::Str(s),
+                    "trim" => Value::Str(s.trim_matches(js_space).into()),
+                    "trimStart" => Value::Str(s.trim_start_matches(js_space).into()),
+                    "trimEnd" => Value::Str(s.trim_end_matches(js_space).into()),
+                    "toString" | "valueOf" if args.is_empty() => Value::Str(s),
+                    // A Buffer's `toString(enc)`: only UTF-8 reads back what was folded.
+                    "toString" => match arg(0) {
+                        Value::Str(e)
+                            if matches!(e.to_ascii_lowercase().as_str(), "utf8" | "utf-8") =>
+                        {
+                            Value::Str(s)
+                        }
+                        _ => Value::Unknown,
+                    },
+                    "normalize" => {
+                        use unicode_normalization::UnicodeNormalization;
+                        match arg(0) {
+                            Value::Unknown if args.is_empty() => Value::Str(s.nfc().collect()),
+                            Value::Str(f) if f == "NFC" => Value::Str(s.nfc().collect()),
+                            Value::Str(f) if f == "NFD" => Value::Str(s.nfd().collect()),
+                            Value::Str(f) if f == "NFKC" => Value::Str(s.nfkc().collect()),
+                            Value::Str(f) if f == "NFKD" => Value::Str(s.nfkd().collect()),
+                            _ => Value::Unknown,
+                        }
+                    }
                     "slice" | "substring" => {
                         let a = match arg(0) {
                             Value::Int(i) => Some(i),
@@ -858,7 +980,8 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
         "module.createRequire" | "module.Module.createRequire" | "createRequire" => {
             Value::Name("require".into())
         }
-        "String.fromCharCode" | "String.fromCodePoint" => from_char_codes(&args),
+        "String.fromCharCode" => from_char_codes(&utf16_units(&args)),
+        "String.fromCodePoint" => from_char_codes(&args),
         "String" => match arg(0) {
             v @ Value::Str(_) => v,
             Value::Int(i) => Value::Str(i.to_string()),
@@ -872,7 +995,10 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
             (Value::Str(s), Value::Str(enc)) => match enc.to_ascii_lowercase().as_str() {
                 "base64" | "base64url" => decode::base64(&s).map_or(Value::Unknown, Value::string),
                 "hex" => decode::hex(&s).map_or(Value::Unknown, Value::string),
-                _ => Value::Str(s),
+                "utf8" | "utf-8" => Value::Str(s),
+                "latin1" | "binary" | "ascii" if s.is_ascii() => Value::Str(s),
+                // utf16le, ucs2 and the rest give other bytes.
+                _ => Value::Unknown,
             },
             (Value::Str(s), Value::Unknown) => Value::Str(s),
             (Value::List(items), _) => {
@@ -889,6 +1015,45 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
             _ => Value::Unknown,
         },
         _ => Value::Unknown,
+    }
+}
+
+/// An expression known to be a function, so that its `constructor` is `Function`: a
+/// function or class literal; `Object.getPrototypeOf`/`Reflect.getPrototypeOf` of one
+/// (`Function.prototype`, itself a function); a built-in method reached from a literal
+/// (`[].filter`, `''['big']`: any member but `constructor` and `length`).
+fn is_function_value(ctx: &Ctx<'_>, node: Node<'_>) -> bool {
+    match KINDS.of(node) {
+        "parenthesized_expression" => node
+            .named_child(0)
+            .is_some_and(|c| is_function_value(ctx, c)),
+        "call_expression" => {
+            node.child_by_field_id(FIELDS.function).is_some_and(|f| {
+                matches!(
+                    fold(ctx, f, 0).as_name(),
+                    Some("Object.getPrototypeOf" | "Reflect.getPrototypeOf")
+                )
+            }) && node
+                .child_by_field_id(FIELDS.arguments)
+                .and_then(|a| a.named_child(0))
+                .is_some_and(|a| is_function_value(ctx, a))
+        }
+        "member_expression" | "subscript_expression" => {
+            node.child_by_field_id(FIELDS.object)
+                .is_some_and(is_literal)
+                && member_name(ctx, node).is_some_and(|m| m != "constructor" && m != "length")
+        }
+        _ => is_function_literal(node),
+    }
+}
+
+/// An array, object, string, template, number or regular-expression literal, possibly in
+/// parentheses.
+fn is_literal(node: Node<'_>) -> bool {
+    match KINDS.of(node) {
+        "array" | "object" | "string" | "template_string" | "number" | "regex" => true,
+        "parenthesized_expression" => node.named_child(0).is_some_and(is_literal),
+        _ => false,
     }
 }
 

@@ -7,7 +7,7 @@ use crate::value::{MAX_FOLD_DEPTH, Value};
 use skillgate_core::Language;
 use std::borrow::Cow;
 use std::sync::LazyLock;
-use tree_sitter::Node;
+use tree_sitter::{Node, TreeCursor};
 use unicode_normalization::UnicodeNormalization;
 
 /// The Python grammar's kind names, by kind id.
@@ -20,48 +20,51 @@ static FIELDS: LazyLock<Fields> = LazyLock::new(Fields::load);
 
 /// Names Python resolves without an import (the ones that matter to rules, plus the
 /// helpers the folder understands).
-const BUILTINS: &[&str] = &[
-    "eval",
-    "exec",
-    "compile",
-    "__import__",
-    "getattr",
-    "setattr",
-    "delattr",
-    "hasattr",
-    "vars",
-    "globals",
-    "locals",
-    "open",
-    "input",
-    "breakpoint",
-    "help",
-    "memoryview",
-    "__builtins__",
-    "__loader__",
-    "__spec__",
-    "chr",
-    "ord",
-    "str",
-    "bytes",
-    "bytearray",
-    "map",
-    "list",
-    "tuple",
-    "reversed",
-    "type",
-    "object",
-    "dir",
-    "id",
-    "super",
-    "classmethod",
-    "staticmethod",
-    "property",
-    "print",
-    "exit",
-    "quit",
-    "__build_class__",
-];
+fn is_builtin(id: &str) -> bool {
+    matches!(
+        id,
+        "eval"
+            | "exec"
+            | "compile"
+            | "__import__"
+            | "getattr"
+            | "setattr"
+            | "delattr"
+            | "hasattr"
+            | "vars"
+            | "globals"
+            | "locals"
+            | "open"
+            | "input"
+            | "breakpoint"
+            | "help"
+            | "memoryview"
+            | "__builtins__"
+            | "__loader__"
+            | "__spec__"
+            | "chr"
+            | "ord"
+            | "str"
+            | "bytes"
+            | "bytearray"
+            | "map"
+            | "list"
+            | "tuple"
+            | "reversed"
+            | "type"
+            | "object"
+            | "dir"
+            | "id"
+            | "super"
+            | "classmethod"
+            | "staticmethod"
+            | "property"
+            | "print"
+            | "exit"
+            | "quit"
+            | "__build_class__"
+    )
+}
 
 /// Extracts the facts of a Python module.
 /// Returns the first node nested deeper than `max_depth`, if any.
@@ -71,9 +74,11 @@ pub(crate) fn extract<'t>(
     ctx: &mut Ctx<'_>,
 ) -> Result<(), Node<'t>> {
     coding_declaration(root, ctx);
-    walk(root, max_depth, |node, field, ancestors| {
-        visit(node, field, ancestors, ctx)
-    })
+    let walked = walk(root, max_depth, |node, cursor, ancestors| {
+        visit(node, cursor, ancestors, ctx)
+    });
+    ctx.settle_free();
+    walked
 }
 
 /// A Python coding declaration other than UTF-8 is a fact: Python would decode the file
@@ -153,11 +158,27 @@ fn name(q: String) -> Value {
     Value::Name(canonical(q))
 }
 
-fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ctx: &mut Ctx<'_>) {
+/// Extracts the facts of one node; returns whether its children need a visit.
+fn visit(
+    node: Node<'_>,
+    cursor: &TreeCursor<'_>,
+    ancestors: &[Node<'_>],
+    ctx: &mut Ctx<'_>,
+) -> bool {
     let parent = ancestors.last().copied();
     match KINDS.of(node) {
-        "import_statement" => import_statement(node, ctx),
-        "import_from_statement" => import_from(node, ctx),
+        // Nothing below a plain string or a comment (f-strings hold expressions).
+        "string" => return is_fstring(ctx, node),
+        "comment" => return false,
+        // The handlers read the names of an import; below them only names are left.
+        "import_statement" => {
+            import_statement(node, ctx);
+            return false;
+        }
+        "import_from_statement" => {
+            import_from(node, ctx);
+            return false;
+        }
         "assignment" | "augmented_assignment" => assignment(node, ctx),
         "named_expression" => {
             if let (Some(n), Some(v)) = (
@@ -185,9 +206,12 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ct
         "decorator" => {
             if let Some(expr) = node.named_child(0)
                 && KINDS.of(expr) != "call"
-                && let Value::Name(q) = fold(ctx, expr, 0)
             {
-                ctx.emit(format!("call:{q}"), node);
+                ctx.take_free();
+                if let Value::Name(q) = fold(ctx, expr, 0) {
+                    let free = ctx.take_free();
+                    ctx.emit_reading(format!("call:{q}"), node, &free);
+                }
             }
         }
         "attribute" => {
@@ -197,25 +221,158 @@ fn visit(node: Node<'_>, field: Option<&'static str>, ancestors: &[Node<'_>], ct
             }
             emit_ref(ctx, node, parent);
         }
-        "subscript" => emit_ref(ctx, node, parent),
-        "identifier" if is_reference(parent, field) => emit_ref(ctx, node, parent),
+        "subscript" => {
+            computed_subscript(ctx, node);
+            emit_ref(ctx, node, parent)
+        }
+        "identifier" => {
+            let field = cursor.field_name();
+            if is_reference(parent, field) {
+                emit_ref(ctx, node, parent)
+            } else {
+                note_binding(ctx, node, ancestors, field)
+            }
+        }
         _ => {}
     }
+    true
+}
+
+/// Whether a string literal is an f-string (or a t-string): its prefix, before the first
+/// quote, has an `f` or a `t`.
+fn is_fstring(ctx: &Ctx<'_>, node: Node<'_>) -> bool {
+    ctx.src
+        .get(node.start_byte()..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|b| !matches!(b, b'"' | b'\''))
+        .any(|b| matches!(b.to_ascii_lowercase(), b'f' | b't'))
 }
 
 fn emit_ref(ctx: &mut Ctx<'_>, node: Node<'_>, parent: Option<Node<'_>>) {
-    if let Value::Name(q) = fold(ctx, node, 0) {
+    ctx.take_free();
+    let v = fold(ctx, node, 0);
+    let free = ctx.take_free();
+    if let Value::Name(q) = v {
         if matches!(q.as_str(), "os.environ" | "os.environb" | "posix.environ")
             && !single_key_use(ctx, node, parent)
         {
-            ctx.emit("env-dump", node);
+            ctx.emit_reading("env-dump", node, &free);
         }
         if env_key(ctx, &q, node, parent).as_deref() == Some(OUTPUT_DIR_VAR) {
             // The documented way to find where artifacts go: not a credential read.
-            ctx.emit(format!("env:{OUTPUT_DIR_VAR}"), node);
+            ctx.emit_reading(format!("env:{OUTPUT_DIR_VAR}"), node, &free);
             return;
         }
-        ctx.emit(format!("ref:{q}"), node);
+        ctx.emit_reading(format!("ref:{q}"), node, &free);
+    }
+}
+
+/// Notes a name the file binds (a target, a parameter, a definition) when it is one the
+/// pass would otherwise read as a module while free, with the scope it is bound in: the
+/// innermost function, lambda, class or comprehension around it (a parameter's is its
+/// function; a definition's name is bound around the definition), else the whole file. A
+/// name bound in one function does not hide a free use elsewhere.
+fn note_binding(
+    ctx: &mut Ctx<'_>,
+    node: Node<'_>,
+    ancestors: &[Node<'_>],
+    field: Option<&'static str>,
+) {
+    let Some(&p) = ancestors.last() else { return };
+    let binds = match field {
+        Some("name") => matches!(
+            KINDS.of(p),
+            "function_definition"
+                | "class_definition"
+                | "named_expression"
+                | "default_parameter"
+                | "typed_default_parameter"
+        ),
+        Some("alias") => true,
+        Some("left") => matches!(
+            KINDS.of(p),
+            "assignment" | "augmented_assignment" | "for_statement" | "for_in_clause"
+        ),
+        _ => matches!(
+            KINDS.of(p),
+            "parameters"
+                | "lambda_parameters"
+                | "pattern_list"
+                | "tuple_pattern"
+                | "list_pattern"
+                | "list_splat_pattern"
+                | "dictionary_splat_pattern"
+                | "typed_parameter"
+                | "as_pattern_target"
+        ),
+    };
+    if !binds {
+        return;
+    }
+    let n = ident(ctx, node);
+    if !ctx.free.contains(&n) {
+        return;
+    }
+    // A definition's own name belongs to the scope around the definition.
+    let around = match (field, KINDS.of(p)) {
+        (Some("name"), "function_definition" | "class_definition") => {
+            &ancestors[..ancestors.len() - 1]
+        }
+        _ => ancestors,
+    };
+    let scope = around
+        .iter()
+        .rev()
+        .find(|a| {
+            matches!(
+                KINDS.of(**a),
+                "function_definition"
+                    | "lambda"
+                    | "class_definition"
+                    | "list_comprehension"
+                    | "set_comprehension"
+                    | "dictionary_comprehension"
+                    | "generator_expression"
+            )
+        })
+        .map_or((0, ctx.src.len()), |a| (a.start_byte(), a.end_byte()));
+    let n = n.into_owned();
+    ctx.bind_in_scope(n, scope);
+}
+
+/// A lookup with a key that cannot be folded in a module's namespace (`vars(os)[k]`,
+/// `os.__dict__[k]`, `sys.modules[k]`, `builtins`, `globals()[k]`): it may reach any of
+/// the module's members, so it is a `dynamic-getattr` of the module.
+fn computed_subscript(ctx: &mut Ctx<'_>, node: Node<'_>) {
+    let (Some(v), Some(s)) = (
+        node.child_by_field_id(FIELDS.value),
+        node.child_by_field_id(FIELDS.subscript),
+    ) else {
+        return;
+    };
+    if KINDS.of(s) == "slice" {
+        return;
+    }
+    ctx.take_free();
+    let owner = match fold(ctx, v, 0) {
+        Value::Name(q) => namespace_owner(&q).map(str::to_string),
+        Value::Scope => Some("globals".to_string()),
+        _ => None,
+    };
+    let free = ctx.take_free();
+    if let Some(owner) = owner
+        && !matches!(fold(ctx, s, 0), Value::Str(_))
+    {
+        ctx.emit_reading(format!("dynamic-getattr:{owner}"), node, &free);
+    }
+}
+
+/// The module whose namespace `q` is, when indexing `q` looks up the module's members.
+fn namespace_owner(q: &str) -> Option<&str> {
+    match q {
+        "sys.modules" | "builtins" => Some(q),
+        _ => q.strip_suffix(".__dict__"),
     }
 }
 
@@ -385,8 +542,10 @@ fn assignment(node: Node<'_>, ctx: &mut Ctx<'_>) {
     };
     match KINDS.of(left) {
         "attribute" | "subscript" => {
+            ctx.take_free();
             if let Value::Name(q) = fold(ctx, left, 0) {
-                ctx.emit(format!("assign:{q}"), left);
+                let free = ctx.take_free();
+                ctx.emit_reading(format!("assign:{q}"), left, &free);
             }
         }
         "identifier" if KINDS.of(node) == "assignment" => {
@@ -451,11 +610,20 @@ fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
     let Some(func) = node.child_by_field_id(FIELDS.function) else {
         return;
     };
+    ctx.take_free();
     let callee = fold(ctx, func, 0);
+    let callee_free = ctx.take_free();
+    if !args_matter(ctx, func, &callee) {
+        // A call of a local function or of a method on an unknown object: its arguments
+        // are visited on their own; folding them here could only feed facts it has none of.
+        return;
+    }
     let (pos, kw) = args(ctx, node, 0);
+    let mut free = callee_free.clone();
+    free.extend(ctx.take_free());
     let first_str = pos.first().and_then(Value::as_str).map(str::to_string);
     if let Value::Name(q) = &callee {
-        ctx.emit(format!("call:{q}"), node);
+        ctx.emit_reading(format!("call:{q}"), node, &callee_free);
         match q.as_str() {
             "__import__" | "importlib.import_module" | "importlib.__import__" => {
                 ctx.emit("dynamic-import", node);
@@ -467,20 +635,46 @@ fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
             "getattr" | "setattr" | "delattr" | "hasattr" => {
                 let target = pos.first().and_then(Value::as_name).map(str::to_string);
                 match (target, pos.get(1).and_then(Value::as_str)) {
-                    (Some(t), None) => ctx.emit(format!("dynamic-getattr:{t}"), node),
+                    (Some(t), None) => {
+                        ctx.emit_reading(format!("dynamic-getattr:{t}"), node, &free)
+                    }
                     (Some(t), Some(a)) if q == "setattr" || q == "delattr" => {
                         let target = canonical(format!("{t}.{a}"));
-                        ctx.emit(format!("assign:{target}"), node)
+                        ctx.emit_reading(format!("assign:{target}"), node, &free)
                     }
                     _ => {}
                 }
             }
+            // A name picked at run time from any object.
+            "operator.attrgetter" | "operator.methodcaller"
+                if !matches!(pos.first(), Some(Value::Str(_))) =>
+            {
+                ctx.emit("dynamic-getattr:operator", node)
+            }
+            q if q.ends_with(".__dict__.get") && !matches!(pos.first(), Some(Value::Str(_))) => {
+                let owner = q.trim_end_matches(".__dict__.get");
+                ctx.emit_reading(format!("dynamic-getattr:{owner}"), node, &free)
+            }
             _ => {}
         }
     }
+    // `globals().get(k)`, `vars().get(k)` with a computed key.
+    if KINDS.of(func) == "attribute"
+        && func
+            .child_by_field_id(FIELDS.attribute)
+            .is_some_and(|a| ctx.text(a) == "get")
+        && func
+            .child_by_field_id(FIELDS.object)
+            .is_some_and(|o| fold(ctx, o, 0) == Value::Scope)
+        && !matches!(pos.first(), Some(Value::Str(_)))
+    {
+        ctx.emit("dynamic-getattr:globals", node);
+    }
     // The call's own value, from the callee and arguments folded above.
-    if let Value::Name(q) = fold_call_parts(ctx, func, Some(&callee), &pos, &kw, 1) {
-        ctx.emit(format!("ref:{q}"), node);
+    let value = fold_call_parts(ctx, func, Some(&callee), &pos, &kw, 1);
+    free.extend(ctx.take_free());
+    if let Value::Name(q) = value {
+        ctx.emit_reading(format!("ref:{q}"), node, &free);
     }
     // File operations with a constant path.
     let op: Option<String> = match &callee {
@@ -499,6 +693,23 @@ fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
         if let Some(p) = receiver.or(first_str) {
             ctx.emit(format!("path:{p}"), node);
         }
+    }
+}
+
+/// Whether a call's folded arguments can yield a fact: its callee resolves to a name, it is
+/// a call of a call (`operator.attrgetter('x')(m)`), or a method that looks names up or
+/// opens files (`x.get(k)`, `x.__getattribute__(k)`, `p.read_text()`).
+fn args_matter(ctx: &Ctx<'_>, func: Node<'_>, callee: &Value) -> bool {
+    if matches!(callee, Value::Name(_)) {
+        return true;
+    }
+    match KINDS.of(func) {
+        "call" => true,
+        "attribute" => func.child_by_field_id(FIELDS.attribute).is_some_and(|a| {
+            let m = ident(ctx, a);
+            m == "get" || m == "__getattribute__" || FILE_OPS.contains(&m.as_ref())
+        }),
+        _ => false,
     }
 }
 
@@ -567,9 +778,16 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
 
 fn lookup(ctx: &Ctx<'_>, id: &str) -> Value {
     if let Some(v) = ctx.lookup(id) {
-        return v.clone();
+        return v;
     }
-    if BUILTINS.contains(&id) {
+    if is_builtin(id) {
+        return name(id.to_string());
+    }
+    // A name no import binds (a star import's or an injected global) may be the module of
+    // that name: `os.system` with no `import os` (the fact is kept only if nothing in the
+    // file binds `os`).
+    if ctx.free.contains(id) {
+        ctx.used_free(id);
         return name(id.to_string());
     }
     // `from M import *` makes any free name possibly M's.
@@ -656,7 +874,7 @@ fn percent_format(f: &str, args: Value) -> Value {
         }
         match chars.next() {
             Some('%') => out.push('%'),
-            Some('s' | 'r' | 'd' | 'i') => match it.next().as_ref().and_then(Value::text) {
+            Some('s' | 'd' | 'i') => match it.next().as_ref().and_then(Value::text) {
                 Some(s) => out.push_str(&s),
                 None => return Value::Unknown,
             },
@@ -696,7 +914,15 @@ fn brace_format(f: &str, pos: &[Value], kw: &[(String, Value)]) -> Value {
                     }
                     field.push(c);
                 }
-                let key = field.split([':', '!']).next().unwrap_or("");
+                let (key, spec) = match field.find([':', '!']) {
+                    Some(i) => (&field[..i], &field[i..]),
+                    None => (field.as_str(), ""),
+                };
+                // A format spec or conversion (`{:.3}`, `{!r}`) changes the text; `{!s}`
+                // and an empty spec do not.
+                if !matches!(spec, "" | ":" | "!s") {
+                    return Value::Unknown;
+                }
                 let v = if key.is_empty() {
                     next += 1;
                     pos.get(next - 1)
@@ -811,20 +1037,9 @@ fn comprehension(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
     if items.len() > 4096 {
         return Value::Unknown;
     }
-    // Fold the body once per element with the loop variable bound; a scratch context
-    // keeps the outer one untouched.
+    // Fold the body once per element with the loop variable bound.
     let var = ident(ctx, var).into_owned();
-    let mut scratch = ctx.scratch();
-    let out = items
-        .into_iter()
-        .map(|item| {
-            scratch.temps.push((var.clone(), item));
-            let v = fold(&scratch, body, d);
-            scratch.temps.pop();
-            v
-        })
-        .collect();
-    Value::List(out)
+    Value::List(ctx.with_each(&var, items, || fold(ctx, body, d)))
 }
 
 fn str_list(v: &Value) -> Option<Vec<String>> {
@@ -843,16 +1058,43 @@ fn bytes_of(v: &Value) -> Option<String> {
     }
 }
 
+/// Whether Python's `str.isspace` holds: Unicode white space and the four information
+/// separators `\x1c`..`\x1f`, which `strip()` and `split()` remove too.
+fn py_space(c: char) -> bool {
+    c.is_whitespace() || ('\x1c'..='\x1f').contains(&c)
+}
+
+/// The codec named by a call's first remaining positional argument or its `encoding=`
+/// keyword: `None` when none is given (UTF-8), `Some(None)`-like unknown as `"?"`.
+fn encoding_arg<'a>(pos: &'a [Value], kw: &'a [(String, Value)]) -> Option<&'a str> {
+    let named = kw.iter().find(|(k, _)| k == "encoding").map(|(_, v)| v);
+    match pos.first().or(named) {
+        None => None,
+        Some(Value::Str(e)) => Some(e),
+        // A codec the folder cannot read: no constant.
+        Some(_) => Some("?"),
+    }
+}
+
+/// `s` decoded or encoded with the codec `enc` (UTF-8 when `None`), when the folder knows
+/// the result: text codecs only on text they map to itself (ASCII for UTF-8 and ASCII,
+/// code points below 256 for Latin-1, as bytes and text are both folded to text), never
+/// for a codec it does not know (`cp1026`, `utf-16`, `unicode_escape`...).
 fn codec(s: &str, enc: Option<&str>) -> Value {
     let enc = enc
         .unwrap_or("utf-8")
         .to_ascii_lowercase()
-        .replace(['_', '-'], "");
+        .replace(['_', '-', ' '], "");
     let out = match enc.as_str() {
-        "rot13" => Some(decode::rot13(s)),
+        "rot13" | "rot13codec" => Some(decode::rot13(s)),
         "hex" | "hexcodec" => decode::hex(s),
         "base64" | "base64codec" => decode::base64(s),
-        "utf8" | "ascii" | "latin1" | "" => Some(s.to_string()),
+        "utf8" | "u8" | "utf" | "ascii" | "usascii" if s.is_ascii() => Some(s.to_string()),
+        "latin1" | "latin" | "l1" | "iso88591" | "8859" | "cp819"
+            if s.chars().all(|c| u32::from(c) < 256) =>
+        {
+            Some(s.to_string())
+        }
         _ => None,
     };
     out.map_or(Value::Unknown, Value::string)
@@ -895,32 +1137,39 @@ fn fold_call_parts(
         if let Value::Str(s) = &recv {
             return match method.as_ref() {
                 "join" => str_list(&arg(0)).map_or(Value::Unknown, |p| Value::string(p.join(s))),
-                "replace" => match (arg(0), arg(1)) {
+                // Only calls whose every argument is understood fold: a count, a
+                // maxsplit, a codec or a format spec ignored would give a wrong constant.
+                "replace" if pos.len() == 2 && kw.is_empty() => match (arg(0), arg(1)) {
                     (Value::Str(a), Value::Str(b)) if !a.is_empty() => {
                         Value::string(s.replace(&a, &b))
                     }
                     _ => Value::Unknown,
                 },
-                "lower" | "casefold" => Value::Str(s.to_lowercase()),
+                "lower" => Value::Str(s.to_lowercase()),
+                // `casefold` maps more than lowercasing does (`ß` to `ss`).
+                "casefold" if s.is_ascii() => Value::Str(s.to_ascii_lowercase()),
                 "upper" => Value::Str(s.to_uppercase()),
-                "strip" | "lstrip" | "rstrip" if pos.is_empty() => {
+                "strip" | "lstrip" | "rstrip" if pos.is_empty() && kw.is_empty() => {
                     Value::Str(match method.as_ref() {
-                        "strip" => s.trim().into(),
-                        "lstrip" => s.trim_start().into(),
-                        _ => s.trim_end().into(),
+                        "strip" => s.trim_matches(py_space).into(),
+                        "lstrip" => s.trim_start_matches(py_space).into(),
+                        _ => s.trim_end_matches(py_space).into(),
                     })
                 }
                 "format" => brace_format(s, pos, kw),
-                "decode" | "encode" => codec(s, arg(0).as_str()),
-                "split" => match arg(0) {
+                "decode" | "encode" if pos.len() <= 2 => codec(s, encoding_arg(pos, kw)),
+                "split" if pos.len() <= 1 && kw.is_empty() => match arg(0) {
                     Value::Str(sep) if !sep.is_empty() => Value::List(
                         s.split(sep.as_str())
                             .map(|x| Value::Str(x.into()))
                             .collect(),
                     ),
-                    Value::Unknown if pos.is_empty() => {
-                        Value::List(s.split_whitespace().map(|x| Value::Str(x.into())).collect())
-                    }
+                    Value::Unknown if pos.is_empty() => Value::List(
+                        s.split(py_space)
+                            .filter(|x| !x.is_empty())
+                            .map(|x| Value::Str(x.into()))
+                            .collect(),
+                    ),
                     _ => Value::Unknown,
                 },
                 "joinpath" => match arg(0) {
@@ -955,10 +1204,13 @@ fn fold_call_parts(
             return lookup(ctx, &k);
         }
     }
-    // `operator.attrgetter('name')(obj)`
+    // `operator.attrgetter('name')(obj)`, `operator.methodcaller('name', ...)(obj)`
     if KINDS.of(func) == "call"
         && let Some(inner) = func.child_by_field_id(FIELDS.function)
-        && fold(ctx, inner, d).as_name() == Some("operator.attrgetter")
+        && matches!(
+            fold(ctx, inner, d).as_name(),
+            Some("operator.attrgetter" | "operator.methodcaller")
+        )
         && let (Some(Value::Str(a)), Value::Name(o)) = (args(ctx, func, d).0.first(), arg(0))
     {
         return name(format!("{o}.{a}"));
@@ -972,6 +1224,11 @@ fn fold_call_parts(
             Value::Str(k) if home_var(&k) => Value::Str("~".into()),
             _ => Value::Unknown,
         },
+        "str" if pos.len() > 1 || !kw.is_empty() => match arg(0) {
+            // `str(b'...', 'cp1026')` decodes.
+            Value::Str(s) => codec(&s, encoding_arg(&pos[1.min(pos.len())..], kw)),
+            _ => Value::Unknown,
+        },
         "str" => match arg(0) {
             v @ Value::Str(_) => v,
             Value::Int(i) => Value::Str(i.to_string()),
@@ -979,6 +1236,11 @@ fn fold_call_parts(
         },
         "chr" => match arg(0) {
             Value::Int(n) => decode::chr(n).map_or(Value::Unknown, |c| Value::Str(c.into())),
+            _ => Value::Unknown,
+        },
+        "bytes" | "bytearray" if pos.len() > 1 || !kw.is_empty() => match arg(0) {
+            // `bytes('...', 'cp1026')` encodes.
+            Value::Str(s) => codec(&s, encoding_arg(&pos[1.min(pos.len())..], kw)),
             _ => Value::Unknown,
         },
         "bytes" | "bytearray" => bytes_of(&arg(0)).map_or(Value::Unknown, Value::string),
@@ -997,13 +1259,7 @@ fn fold_call_parts(
             .and_then(decode::base64)
             .map_or(Value::Unknown, Value::string),
         "codecs.decode" | "codecs.encode" => match arg(0) {
-            Value::Str(s) => codec(
-                &s,
-                arg(1).as_str().or(kw
-                    .iter()
-                    .find(|(k, _)| k == "encoding")
-                    .and_then(|(_, v)| v.as_str())),
-            ),
+            Value::Str(s) => codec(&s, encoding_arg(&pos[1.min(pos.len())..], kw)),
             _ => Value::Unknown,
         },
         "map" => match (arg(0), str_list_or_ints(&arg(1))) {

@@ -35,7 +35,7 @@
 use crate::decode::glob_match;
 use serde::Deserialize;
 use skillgate_core::{Language, Severity};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use tree_sitter::Query;
@@ -164,16 +164,18 @@ pub(crate) struct Compiled {
     /// Rule indices (into [`RuleSet::rules`]) of this language.
     pub(crate) rules: Vec<usize>,
     /// Exact fact name to rules.
-    pub(crate) exact: HashMap<String, Vec<usize>>,
+    pub(crate) exact: foldhash::HashMap<String, Vec<usize>>,
     /// Glob patterns: (literal prefix, pattern, rule).
     pub(crate) globs: Vec<(String, String, usize)>,
     /// Indices into `globs` by the fact kind their literal prefix names (`ref:`); a fact
     /// of another kind cannot start with that prefix.
-    glob_kinds: HashMap<String, Vec<usize>>,
+    glob_kinds: foldhash::HashMap<String, Vec<usize>>,
     /// Indices into `globs` whose literal prefix names no kind (checked for every fact).
     glob_any: Vec<usize>,
     /// Allowed modules.
     pub(crate) allowed: HashSet<String>,
+    /// The free names read as modules (the roots of the rules' name patterns).
+    pub(crate) free: crate::facts::FreeNames,
     /// All queries of the language in one source, and the byte offset at which each
     /// rule's part starts.
     query_source: String,
@@ -545,11 +547,17 @@ fn compile(rules: &[Rule], lang: Language, allowed: HashSet<String>) -> Compiled
     let mut c = Compiled {
         language: lang,
         rules: Vec::new(),
-        exact: HashMap::new(),
+        exact: foldhash::HashMap::default(),
         globs: Vec::new(),
-        glob_kinds: HashMap::new(),
+        glob_kinds: foldhash::HashMap::default(),
         glob_any: Vec::new(),
         allowed,
+        free: crate::facts::FreeNames::of_patterns(
+            rules
+                .iter()
+                .filter(|r| r.language == lang)
+                .flat_map(|r| r.facts.iter().map(String::as_str)),
+        ),
         query_source,
         query_starts,
         plan: OnceLock::new(),

@@ -1,5 +1,5 @@
 //! The scanner: parse with bounds, extract facts, match rules, decide.
-use crate::facts::{Ctx, Fact, walk};
+use crate::facts::{Ctx, Fact, FreeNames, walk};
 use crate::rules::{RuleSet, ts_language};
 use serde::{Deserialize, Serialize};
 use skillgate_core::{FileKind, Finding, Language, LayerName, Location, Severity, Skill};
@@ -389,7 +389,15 @@ impl PreScanner {
     pub fn facts(&self, code: &[u8], lang: Language) -> Result<Vec<Fact>, Box<Finding>> {
         let src = self.check_source(code)?;
         let tree = self.parse(src, lang)?;
-        extract(&tree, src.as_bytes(), lang, self.options.limits.max_depth).map(|(facts, _)| facts)
+        let free = &self.rules.compiled(lang).free;
+        extract(
+            &tree,
+            src.as_bytes(),
+            lang,
+            self.options.limits.max_depth,
+            free,
+        )
+        .map(|(facts, _)| facts)
     }
 
     fn decide(&self, mut findings: Vec<Finding>) -> ScanReport {
@@ -521,8 +529,8 @@ impl PreScanner {
                 .with_snippet(lines.snippet(bad.start_byte(), bad.end_byte())),
             ));
         }
-        let (facts, imports) = extract(&tree, src.as_bytes(), lang, max_depth)?;
         let compiled = self.rules.compiled(lang);
+        let (facts, imports) = extract(&tree, src.as_bytes(), lang, max_depth, &compiled.free)?;
         let mut hits: Vec<(usize, usize, usize)> = Vec::new(); // (rule, start, end)
         for fact in &facts {
             for r in self.rules.rules_for_fact(compiled, &fact.name) {
@@ -767,8 +775,9 @@ fn extract(
     src: &[u8],
     lang: Language,
     max_depth: usize,
+    free: &FreeNames,
 ) -> Result<Extracted, Box<Finding>> {
-    let mut ctx = Ctx::new(src);
+    let mut ctx = Ctx::new(src, free);
     let walked = match lang {
         Language::Python => crate::python::extract(tree.root_node(), max_depth, &mut ctx),
         Language::JavaScript => crate::javascript::extract(tree.root_node(), max_depth, &mut ctx),
@@ -786,7 +795,7 @@ fn extract(
 }
 
 fn check_depth(root: Node<'_>, max: usize) -> Result<(), Box<Finding>> {
-    walk(root, max, |_, _, _| {}).map_err(|n| too_deep(n, max))
+    walk(root, max, |_, _, _| true).map_err(|n| too_deep(n, max))
 }
 
 /// The finding for a node nested deeper than `max`.
@@ -809,6 +818,7 @@ fn first_error(root: Node<'_>) -> Node<'_> {
         if found.is_none() && (n.is_error() || n.is_missing()) {
             found = Some(n);
         }
+        true
     });
     found.unwrap_or(root)
 }

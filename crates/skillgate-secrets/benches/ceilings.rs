@@ -13,6 +13,8 @@ pub use skillgate_secrets::RuleSet;
 mod decode;
 #[path = "../src/prefilter.rs"]
 mod prefilter;
+#[path = "../src/prefilter_avx2.rs"]
+mod prefilter_avx2;
 #[path = "../src/testing.rs"]
 mod testing;
 
@@ -45,13 +47,18 @@ fn ceilings(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(text.len() as u64));
 
     let filter = prefilter::KeywordFilter::new(kws.clone()).unwrap();
-    g.bench_function("trigram_prefilter", |b| {
-        b.iter(|| {
-            let mut n = 0usize;
-            filter.for_each(black_box(&text), |k, s, _| n += k ^ s);
-            n
-        })
-    });
+    for (name, simd) in [
+        ("trigram_prefilter", true),
+        ("trigram_prefilter_portable", false),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut n = 0usize;
+                filter.for_each_with(simd, black_box(&text), |k, s, _| n += k ^ s);
+                n
+            })
+        });
+    }
     let ac = AhoCorasick::builder()
         .match_kind(MatchKind::Standard)
         .ascii_case_insensitive(true)

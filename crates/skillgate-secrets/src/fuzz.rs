@@ -1,5 +1,5 @@
-//! Entry points for the fuzz target `secrets_scan` (also run over every seed in
-//! `corpora/secrets/` by `cargo test`).
+//! Entry points for the fuzz targets `secrets_scan` and `secrets_prefilter_simd` (also run
+//! over every seed in `corpora/secrets/` by `cargo test`).
 use crate::{SecretScanner, decode_segments, redact};
 use std::sync::OnceLock;
 
@@ -49,4 +49,54 @@ pub fn scan_any(data: &[u8]) {
     let (redacted, _) = s.redact(data);
     let again = s.scan(&redacted);
     assert!(again.is_empty(), "redacted text still holds {again:?}");
+}
+
+/// The keyword prefilter's AVX2 candidate test against its portable one: over `data`
+/// (whole, and from each of the first 32 offsets, so that every alignment of the 32-byte
+/// blocks is met), both must report exactly the same `(keyword, start, end)` hits. The
+/// keywords are the default pack's plus two made of `data`'s first bytes (so that inputs
+/// can steer hits), and the short ones the automaton handles.
+///
+/// On a CPU without AVX2 both runs take the portable path (and trivially agree).
+///
+/// ```
+/// skillgate_secrets::fuzz::prefilter_simd_equals_portable(b"tokXpassword=ghp_ AKIA xoxb- secret");
+/// ```
+pub fn prefilter_simd_equals_portable(data: &[u8]) {
+    use crate::prefilter::KeywordFilter;
+    static KEYWORDS: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+    let base = KEYWORDS.get_or_init(|| {
+        let mut k: Vec<Vec<u8>> = scanner()
+            .rules()
+            .rules()
+            .iter()
+            .flat_map(|r| &r.def().keywords)
+            .map(|k| k.to_ascii_lowercase().into_bytes())
+            .collect();
+        k.extend([b"x".to_vec(), b"q_".to_vec()]);
+        k.sort();
+        k.dedup();
+        k
+    });
+    let mut keywords = base.clone();
+    for len in [3, 5] {
+        if let Some(head) = data.get(..len) {
+            keywords.push(head.to_ascii_lowercase());
+        }
+    }
+    let filter = KeywordFilter::new(keywords).expect("non-empty keywords build a filter");
+    let hits = |simd: bool, text: &[u8]| {
+        let mut out = Vec::new();
+        filter.for_each_with(simd, text, |k, s, e| out.push((k, s, e)));
+        out.sort_unstable();
+        out
+    };
+    for shift in 0..32.min(data.len() + 1) {
+        let text = &data[shift..];
+        assert_eq!(
+            hits(true, text),
+            hits(false, text),
+            "the AVX2 and portable prefilters differ at shift {shift}"
+        );
+    }
 }

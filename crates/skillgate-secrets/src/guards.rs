@@ -60,6 +60,9 @@ pub(crate) fn benign(
     if is_placeholder(secret) {
         return Some("a placeholder");
     }
+    if is_reference(secret) {
+        return Some("a reference to a value, not a value");
+    }
     if is_identifier_like(secret) {
         return Some("an identifier, not a value");
     }
@@ -164,7 +167,35 @@ fn is_placeholder(s: &[u8]) -> bool {
         || has(b"example")
         || has(b"redacted")
         || has(b"dummy")
+        || has(b"123456789")
+        || has(b"abcdefg")
         || s.windows(6).any(|w| w.iter().all(|&b| b == w[0]))
+}
+
+/// A value that names where the secret is rather than holding it: a shell or environment
+/// variable (`$NAME`, `$(cmd)`), an AWS ARN, a CSS/URL fragment selector (`#some-id`).
+fn is_reference(s: &[u8]) -> bool {
+    let shell_variable = match s.strip_prefix(b"$") {
+        Some([b'(', ..]) => true,
+        Some(rest)
+            if rest
+                .first()
+                .is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_') =>
+        {
+            let name = rest
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                .count();
+            matches!(rest.get(name), None | Some(b'/' | b'.' | b':'))
+        }
+        _ => false,
+    };
+    let selector = s.len() > 1
+        && s[0] == b'#'
+        && s[1..]
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || matches!(b, b'-' | b'_'));
+    shell_variable || selector || s.starts_with(b"arn:")
 }
 
 /// `snake_case_words` or `camelCaseWords` without digits: a name, not a value.
@@ -279,5 +310,43 @@ mod tests {
             guard("token = Zx81kPq02LmNw7Ty", "Zx81kPq02LmNw7Ty", true),
             None
         );
+    }
+
+    #[test]
+    fn variables_arns_selectors_and_counting_sequences_are_not_secrets() {
+        for (text, value) in [
+            (
+                "export PGPASSWORD=\"$gdcapi_db_password\"",
+                "$gdcapi_db_password",
+            ),
+            (
+                "FORGOT_PASSWORD=$REACT_APP_BASE_URL/classroom/#/forgot",
+                "$REACT_APP_BASE_URL/classroom/#/forgot",
+            ),
+            ("password = $(cat /run/secrets/pw)", "$(cat"),
+            (
+                "ChangePassword = \"arn:aws:iam::aws:policy/IAMUserChangePassword\"",
+                "arn:aws:iam::aws:policy/IAMUserChangePassword",
+            ),
+            ("this.addPassword = '#add-password';", "#add-password"),
+            (
+                "secret_access_key = 'abcdefg12346+FJQCK'",
+                "abcdefg12346+FJQCK",
+            ),
+            (
+                "aws_secret_key: OOzkR1+hF+1ABCsIFDJMEUtqmtnZ1234567890",
+                "OOzkR1+hF+1ABCsIFDJMEUtqmtnZ1234567890",
+            ),
+        ] {
+            assert!(guard(text, value, true).is_some(), "{value}");
+        }
+        // A value that merely contains `$` or starts with `#` stays a secret.
+        for (text, value) in [
+            ("password = Tr0ub$4dor", "Tr0ub$4dor"),
+            ("password = $uper$ecret9", "$uper$ecret9"),
+            ("Password=#gets0m3", "#gets0m3"),
+        ] {
+            assert_eq!(guard(text, value, true), None, "{value}");
+        }
     }
 }

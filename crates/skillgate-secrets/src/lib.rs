@@ -26,6 +26,7 @@ mod gitleaks;
 mod guards;
 mod layer;
 mod prefilter;
+mod prefilter_avx2;
 mod redact;
 pub mod rule;
 mod ruleset;

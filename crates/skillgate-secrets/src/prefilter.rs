@@ -13,24 +13,30 @@
 //! The result is exactly the set of `(keyword, start)` pairs an overlapping
 //! case-insensitive Aho-Corasick search reports (a test checks this against
 //! `aho-corasick` on the corpora and on random text).
+use crate::prefilter_avx2;
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
 
 /// Bits of the filter hash (the table has `1 << FILTER_BITS` entries).
-const FILTER_BITS: u32 = 16;
+pub(crate) const FILTER_BITS: u32 = 16;
+/// The table's length: its entries plus three bytes of padding, so that the AVX2 path's
+/// four-byte gathers at any entry stay inside it.
+pub(crate) const TABLE_LEN: usize = (1 << FILTER_BITS) + 3;
+/// The multiplier of [`hash`].
+pub(crate) const HASH_MULTIPLIER: u32 = 0x9E37_79B1;
 /// Bits of the bucket hash (a prefix of the filter hash).
 const BUCKET_BITS: u32 = 12;
 /// ASCII case folding that is cheap on whole words: sets bit 5 of every byte. Letters fold
 /// to lowercase; other bytes may collide with each other, which only adds candidates
 /// that verification then rejects.
-const FOLD: u64 = 0x2020_2020_2020_2020;
+pub(crate) const FOLD: u64 = 0x2020_2020_2020_2020;
 
 /// A `FILTER_BITS`-bit hash of the low three bytes of `gram`: bits 8 to 23 of a product,
 /// which (a product's bit `j` depends only on bits `0..=j` of its factors) ignore the
 /// fourth byte, so a position's hash needs no masking.
 #[inline(always)]
-fn hash(gram: u32) -> u32 {
+pub(crate) fn hash(gram: u32) -> u32 {
     const _: () = assert!(FILTER_BITS == 16);
-    (gram.wrapping_mul(0x9E37_79B1) >> 8) & 0xFFFF
+    (gram.wrapping_mul(HASH_MULTIPLIER) >> 8) & 0xFFFF
 }
 
 /// Finds keyword occurrences; see the module docs.
@@ -42,7 +48,7 @@ pub(crate) struct KeywordFilter {
     /// keyword's [`fourth_byte_bit`] set. A byte per hash rather than a bit: testing a
     /// position is then one load, the loads of a word's six positions are simply or-ed
     /// together, and only positions whose fourth byte fits are verified.
-    table: Box<[u8; 1 << FILTER_BITS]>,
+    table: Box<[u8; TABLE_LEN]>,
     /// `bucket_start[b]..bucket_start[b + 1]` indexes `bucket_keywords` for bucket `b`.
     bucket_start: Vec<u32>,
     /// Keywords of 3+ bytes grouped by bucket: their folded first (up to) eight bytes
@@ -50,6 +56,8 @@ pub(crate) struct KeywordFilter {
     bucket_keywords: Vec<(u64, u64, u32)>,
     /// The automaton over the keywords shorter than three bytes, with their indexes.
     short: Option<(AhoCorasick, Vec<u32>)>,
+    /// Whether this CPU runs the AVX2 candidate test ([`prefilter_avx2`]).
+    simd: bool,
 }
 
 /// The folded first three bytes of `b` (at least three long), as [`KeywordFilter::for_each`]
@@ -63,14 +71,14 @@ fn gram(b: &[u8]) -> u32 {
 /// ASCII case does not change; every bit when there is none (a keyword of three bytes
 /// matches whatever follows, and at the end of the text only such keywords fit).
 #[inline(always)]
-fn fourth_byte_bit(b: Option<u8>) -> u8 {
+pub(crate) fn fourth_byte_bit(b: Option<u8>) -> u8 {
     b.map_or(0xFF, |b| 1 << (b & 7))
 }
 
 impl KeywordFilter {
     /// A filter over non-empty, lowercase keywords.
     pub(crate) fn new(keywords: Vec<Vec<u8>>) -> Result<Self, String> {
-        let mut table = Box::new([0u8; 1 << FILTER_BITS]);
+        let mut table = Box::new([0u8; TABLE_LEN]);
         let mut buckets: Vec<Vec<(u64, u64, u32)>> = vec![Vec::new(); 1 << BUCKET_BITS];
         let mut short = Vec::new();
         for (i, k) in keywords.iter().enumerate() {
@@ -118,16 +126,31 @@ impl KeywordFilter {
             bucket_start,
             bucket_keywords,
             short,
+            simd: prefilter_avx2::available(),
         })
     }
 
     /// Calls `hit(keyword index, start, end)` for every occurrence of every keyword in
     /// `hay` (ASCII case-insensitively, overlapping), in no particular order.
-    pub(crate) fn for_each(&self, hay: &[u8], mut hit: impl FnMut(usize, usize, usize)) {
+    pub(crate) fn for_each(&self, hay: &[u8], hit: impl FnMut(usize, usize, usize)) {
+        self.for_each_with(self.simd, hay, hit);
+    }
+
+    /// [`for_each`](Self::for_each) with the AVX2 candidate test (when `simd` and the CPU
+    /// has it) or with the portable one only: both report the same hits.
+    pub(crate) fn for_each_with(
+        &self,
+        simd: bool,
+        hay: &[u8],
+        mut hit: impl FnMut(usize, usize, usize),
+    ) {
         let n = hay.len();
-        let table: &[u8; 1 << FILTER_BITS] = &self.table;
+        let table: &[u8; TABLE_LEN] = &self.table;
         let test = |g: u32| table[hash(g) as usize & ((1 << FILTER_BITS) - 1)];
         let mut i = 0;
+        if simd {
+            i = prefilter_avx2::candidates(table, hay, &mut |at| self.verify(hay, at, &mut hit));
+        }
         // Eight bytes per load give the grams of six positions; their table entries are
         // or-ed together and looked at one by one only when one is set.
         while i + 8 <= n {
@@ -188,6 +211,7 @@ impl KeywordFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use std::collections::BTreeSet;
 
     fn reference(keywords: &[Vec<u8>], hay: &[u8]) -> BTreeSet<(usize, usize, usize)> {
@@ -201,11 +225,89 @@ mod tests {
     }
 
     fn ours(f: &KeywordFilter, hay: &[u8]) -> BTreeSet<(usize, usize, usize)> {
+        with(f, f.simd, hay)
+    }
+
+    fn with(f: &KeywordFilter, simd: bool, hay: &[u8]) -> BTreeSet<(usize, usize, usize)> {
         let mut out = BTreeSet::new();
-        f.for_each(hay, |k, s, e| {
+        f.for_each_with(simd, hay, |k, s, e| {
             assert!(out.insert((k, s, e)), "reported twice: {k} at {s}");
         });
         out
+    }
+
+    /// Text over an alphabet of keyword pieces, so that keyword heads, hash collisions
+    /// and fourth bytes that do and do not fit are all common.
+    fn keyword_soup() -> impl Strategy<Value = Vec<u8>> {
+        let pieces: Vec<&'static [u8]> = vec![
+            b"tok",
+            b"TOKEN",
+            b"en",
+            b"secr",
+            b"et",
+            b"pass",
+            b"WORD",
+            b"akia",
+            b"ghp_",
+            b"sk_",
+            b"live_",
+            b"xoxb-",
+            b"eyJ",
+            b"://",
+            b"=",
+            b"\"",
+            b" ",
+            b"\n",
+            b"\xc3\xa9",
+            b"a",
+            b"Z",
+            b"0",
+            b"_",
+            b"-",
+            b"$2b$",
+            b"pwd",
+            b"q_",
+            b"x",
+        ];
+        prop::collection::vec(prop::sample::select(pieces), 0..120).prop_map(|ps| ps.concat())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 512, ..Default::default() })]
+
+        /// The AVX2 candidate test and the portable one report the same hits, and the
+        /// filter uses AVX2 wherever the CPU has it.
+        #[test]
+        fn the_avx2_path_equals_the_portable_path(text in keyword_soup(), cut in 0usize..40) {
+            let f = filter();
+            proptest::prop_assert_eq!(f.simd, crate::prefilter_avx2::available());
+            let text = &text[text.len().min(cut)..];
+            proptest::prop_assert_eq!(with(f, true, text), with(f, false, text));
+        }
+    }
+
+    fn filter() -> &'static KeywordFilter {
+        static F: std::sync::OnceLock<KeywordFilter> = std::sync::OnceLock::new();
+        F.get_or_init(|| {
+            let mut keywords = crate::testing::default_keywords();
+            keywords.extend([b"x".to_vec(), b"q_".to_vec(), b"\xc3\xa9t\xc3".to_vec()]);
+            KeywordFilter::new(keywords).unwrap()
+        })
+    }
+
+    #[test]
+    fn the_avx2_path_equals_the_portable_path_on_the_corpora_at_every_alignment() {
+        let f = filter();
+        let mut hits = 0;
+        for text in crate::testing::corpus_texts() {
+            for shift in [0, 1, 2, 3, 5, 31, 33] {
+                let t = &text[text.len().min(shift)..];
+                let portable = with(f, false, t);
+                hits += portable.len();
+                assert_eq!(with(f, true, t), portable, "shift {shift}");
+            }
+        }
+        assert!(hits > 1000, "only {hits} hits");
     }
 
     #[test]

@@ -14,6 +14,8 @@
 //!   the run returns (the whole tree is killed);
 //! - `memory`: allocating past the memory limit ends as `resource_exhausted`;
 //! - `pids`: forks past the process limit are refused;
+//! - `pids_reported`: that run (whose skill exits 0 after the refused forks) ends as
+//!   `resource_exhausted` with a `limit.pids` finding, as the memory limit's does;
 //! - `network_none`: inside, no interface but loopback (asked of the kernel) and no
 //!   route (from `/proc/net` where visible), never by connecting out;
 //! - `read_only_root`: creating a file in `/etc` fails, and `/` is mounted read-only;
@@ -165,7 +167,13 @@ impl Kit {
             "memory",
             self.gated(caps.memory, self.memory(exec.clone())).await,
         );
-        push("pids", self.gated(caps.pids, self.pids(exec.clone())).await);
+        let (pids, pids_reported) = if caps.pids {
+            self.pids(exec.clone()).await
+        } else {
+            (Verdict::NotClaimed, Verdict::NotClaimed)
+        };
+        push("pids", pids);
+        push("pids_reported", pids_reported);
         push(
             "network_none",
             self.gated(caps.network_none, self.network(exec.clone()))
@@ -310,7 +318,8 @@ impl Kit {
         }
     }
 
-    async fn pids(&self, exec: Exec) -> Verdict {
+    /// Whether forks past the limit were refused, and whether the run says so.
+    async fn pids(&self, exec: Exec) -> (Verdict, Verdict) {
         // Forty sleeping children under a limit of sixteen: the forks past the limit are
         // refused (the children are killed and reaped before the skill exits).
         let code = r#"import os, signal, time
@@ -332,15 +341,26 @@ print(len(kids))
         let mut req = self.request(code, serde_json::json!({}));
         req.spec.limits.pids = 16;
         match self.outcome(exec, req).await {
-            Err(e) => Verdict::Fail(e),
+            Err(e) => (Verdict::Fail(e.clone()), Verdict::Fail(e)),
             Ok(o) => {
                 let started: Option<u32> = std::str::from_utf8(&o.stdout)
                     .ok()
                     .and_then(|t| t.trim().parse().ok());
-                match started {
+                let refused = match started {
                     Some(n) if n < 16 => Verdict::Pass,
                     _ => Verdict::Fail(describe(&o)),
-                }
+                };
+                let reported = o.status == Status::ResourceExhausted
+                    && o.findings.iter().any(|f| f.rule_id == "limit.pids");
+                let reported = if reported {
+                    Verdict::Pass
+                } else {
+                    Verdict::Fail(format!(
+                        "refused forks not reported as resource_exhausted/limit.pids: {}",
+                        describe(&o)
+                    ))
+                };
+                (refused, reported)
             }
         }
     }

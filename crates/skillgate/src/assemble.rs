@@ -236,7 +236,7 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
 
 /// The Docker Engine API executor of `[executor] kind = "docker"`.
 #[cfg(feature = "docker")]
-fn docker_executor(
+pub fn docker_executor(
     config: &Config,
 ) -> Result<skillgate_executors::docker::DockerExecutor, AssembleError> {
     let ex = &config.executor;
@@ -270,7 +270,9 @@ fn docker_executor(_: &Config) -> Result<ProcessExecutor, AssembleError> {
 
 /// The OCI-runtime executor of `[executor] kind = "oci"`.
 #[cfg(feature = "oci")]
-fn oci_executor(config: &Config) -> Result<skillgate_executors::oci::OciExecutor, AssembleError> {
+pub fn oci_executor(
+    config: &Config,
+) -> Result<skillgate_executors::oci::OciExecutor, AssembleError> {
     let ex = &config.executor;
     let mut settings =
         skillgate_executors::oci::OciSettings::new(ex.runtime.as_deref().unwrap_or("runc"));

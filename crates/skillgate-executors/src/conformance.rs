@@ -18,7 +18,8 @@
 //!   `resource_exhausted` with a `limit.pids` finding, as the memory limit's does;
 //! - `network_none`: inside, no interface but loopback (asked of the kernel) and no
 //!   route (from `/proc/net` where visible), never by connecting out;
-//! - `read_only_root`: creating a file in `/etc` fails, and `/` is mounted read-only;
+//! - `read_only_root`: creating a file in `/etc` fails, and `/` is mounted read-only,
+//!   while `/tmp` and `$HOME` take a new folder (the scratch space real skills need);
 //! - `uid`: the skill runs as the spec's uid and gid;
 //! - `seccomp_errno`, `seccomp_kill`: a profile denying `mkdir` with EPERM makes it fail
 //!   with EPERM; one killing on it ends the run as `security_violation`;
@@ -411,14 +412,21 @@ print(json.dumps({'ifaces': ifaces, 'routes': routes, 'v6': [d for d in v6 if d 
         // Creating a file in /etc fails, and the mount at / is read-only (its options in
         // /proc/self/mountinfo: gVisor answers EACCES before EROFS for a file the uid may
         // not write anyway, so the error alone does not show it).
-        let code = r#"import errno, json
+        let code = r#"import errno, json, os
 try:
     open('/etc/skillgate-probe', 'w')
     made = 'writable'
 except OSError as e:
     made = errno.errorcode.get(e.errno, str(e.errno))
 root = [l.split()[5] for l in open('/proc/self/mountinfo') if l.split()[4] == '/']
-print(json.dumps({'create': made, 'root_options': root[-1] if root else ''}))
+scratch = []
+for i, d in enumerate(['/tmp', os.environ.get('HOME', '/nonexistent')]):
+    try:
+        os.mkdir(os.path.join(d, 'skillgate-scratch-%d' % i))
+        scratch.append('ok')
+    except OSError as e:
+        scratch.append(d + ': ' + errno.errorcode.get(e.errno, str(e.errno)))
+print(json.dumps({'create': made, 'root_options': root[-1] if root else '', 'scratch': scratch}))
 "#;
         match self
             .outcome(exec, self.request(code, serde_json::json!({})))
@@ -432,7 +440,10 @@ print(json.dumps({'create': made, 'root_options': root[-1] if root else ''}))
                 let ro = v["root_options"]
                     .as_str()
                     .is_some_and(|opts| opts.split(',').any(|x| x == "ro"));
-                if refused && ro {
+                let scratch = v["scratch"]
+                    .as_array()
+                    .is_some_and(|m| m.len() == 2 && m.iter().all(|r| r == "ok"));
+                if refused && ro && scratch {
                     Verdict::Pass
                 } else {
                     Verdict::Fail(describe(&o))

@@ -24,6 +24,7 @@ use crate::run_dir::{OUT_DIR, RUNTIME_DIR, WORK_DIR};
 use oci_spec::runtime::{LinuxSeccomp, Spec};
 use serde_json::{Value, json};
 use skillgate_core::{ExecError, SandboxSpec};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// Where the skill's code is mounted (read-only) inside the container.
@@ -36,6 +37,8 @@ pub const SYSTEM_DIRS: [&str; 7] = [
 const MOUNT_POINTS: [&str; 8] = [
     "etc", "proc", "dev", "tmp", "work", "out", "skill", "runtime",
 ];
+/// The mount points of the writable tmpfs folders.
+const WRITABLE: [&str; 2] = ["tmp", "work"];
 /// The dynamic loader's cache, copied into the bundle's `/etc` (without it the loader
 /// finds no library under `/lib/<triplet>`).
 const LD_SO_CACHE: &str = "/etc/ld.so.cache";
@@ -188,6 +191,12 @@ pub fn prepare_root(root: &Path) -> Result<(), ExecError> {
     for name in MOUNT_POINTS {
         let inside = root.join(name);
         std::fs::create_dir_all(&inside).map_err(|e| io("creating a mount point", e))?;
+        // runc gives a tmpfs the mode of the folder it is mounted on (its `mode=` option
+        // is replaced): the writable ones must be open to the run's user, sticky.
+        if WRITABLE.contains(&name) {
+            std::fs::set_permissions(&inside, std::fs::Permissions::from_mode(0o1777))
+                .map_err(|e| io("opening a mount point", e))?;
+        }
     }
     for dir in SYSTEM_DIRS {
         let host = Path::new(dir);
@@ -399,6 +408,13 @@ mod tests {
         prepare_root(dir.path()).unwrap();
         for d in MOUNT_POINTS {
             assert!(dir.path().join(d).is_dir(), "{d}");
+        }
+        for d in ["tmp", "work"] {
+            let mode = std::fs::metadata(dir.path().join(d))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o7777, 0o1777, "{d}");
         }
         for d in SYSTEM_DIRS {
             let host = Path::new(d);

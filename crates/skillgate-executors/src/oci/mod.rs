@@ -40,6 +40,7 @@ use skillgate_core::{
 use skillgate_sandbox::supervisor::ProcessResult;
 use skillgate_sandbox::workdir::WorkDir;
 use std::future::Future;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -215,6 +216,17 @@ impl OciExecutor {
                 e,
             )
         })?;
+        // Only root walks the state root (the runtime; the skill sees the root from inside).
+        std::fs::set_permissions(&settings.state_root, std::fs::Permissions::from_mode(0o700))
+            .map_err(|e| {
+                ExecError::io(
+                    format!(
+                        "closing the OCI state root {}",
+                        settings.state_root.display()
+                    ),
+                    e,
+                )
+            })?;
         bundle::prepare_root(&rootfs)?;
         Ok(OciExecutor {
             runtime: Arc::new(Runtime {

@@ -279,10 +279,18 @@ pub fn oci_executor(
     if let Some(root) = &ex.state_root {
         settings.state_root = root.clone();
     }
-    skillgate_executors::oci::OciExecutor::new(settings).map_err(|e| AssembleError {
-        layer: LayerName::Executor,
-        message: format!("[executor] kind = \"oci\": {e}"),
-    })
+    let mut executor =
+        skillgate_executors::oci::OciExecutor::new(settings).map_err(|e| AssembleError {
+            layer: LayerName::Executor,
+            message: format!("[executor] kind = \"oci\": {e}"),
+        })?;
+    if let Some(p) = &config.interpreters.python {
+        executor = executor.with_interpreter(Language::Python, p);
+    }
+    if let Some(p) = &config.interpreters.javascript {
+        executor = executor.with_interpreter(Language::JavaScript, p);
+    }
+    Ok(executor)
 }
 
 /// Without the `oci` feature, `kind = "oci"` is an error saying so.

@@ -80,3 +80,42 @@ async fn skillgate_runs_a_runtime_skill_in_an_oci_bundle_under_runc() {
         serde_json::json!({"sum": 6, "uid": 1000, "py": "/runtime/bin/python3"})
     );
 }
+
+/// `[interpreters] python` is the interpreter of skills without a runtime on oci too:
+/// one that is not there fails the run naming it (never a fall back to `python3`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_configured_interpreter_runs_skills_without_a_runtime() {
+    let state = tempfile::tempdir().unwrap();
+    let run = |python: &str| {
+        let text = format!(
+            "[executor]\nkind = \"oci\"\nstate_root = \"{}\"\n[interpreters]\npython = \"{python}\"\n",
+            state.path().join("oci").display()
+        );
+        let engine = Engine::new(config(&text, state.path()), &[LayerName::Policy]).unwrap();
+        let skill = Skill::builder(
+            "s",
+            Language::Python,
+            b"import sys\nprint(sys.executable)\n".to_vec(),
+        )
+        .build();
+        let req = engine.request(
+            Caller::new("a", "t"),
+            skill,
+            serde_json::json!({}),
+            LimitOverrides::default(),
+        );
+        async move { engine.run(req).await }
+    };
+    let out = run("/usr/bin/python3").await.unwrap();
+    assert_eq!(out.status, Status::Ok, "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("/usr/bin/python3"),
+        "{out:?}"
+    );
+    let err = run("/nonexistent/python9").await.map(|o| format!("{o:?}"));
+    let text = match err {
+        Ok(o) => o,
+        Err(e) => e.to_string(),
+    };
+    assert!(text.contains("/nonexistent/python9"), "{text}");
+}

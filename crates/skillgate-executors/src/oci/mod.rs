@@ -34,8 +34,8 @@ use crate::run_dir::{open_to_container, program_in_container};
 use bundle::{BundlePlan, SKILL_DIR, covered_by_system_dirs};
 use container::Container;
 use skillgate_core::{
-    BoxError, Capabilities, ExecError, ExecOutcome, ExecRequest, Finding, LayerName, Limits,
-    RuntimeTier, SeccompAction, SeccompProfile, Severity, Status, units,
+    BoxError, Capabilities, ExecError, ExecOutcome, ExecRequest, Finding, Language, LayerName,
+    Limits, RuntimeTier, SeccompAction, SeccompProfile, Severity, Status, units,
 };
 use skillgate_sandbox::supervisor::ProcessResult;
 use skillgate_sandbox::workdir::WorkDir;
@@ -152,6 +152,8 @@ impl Runtime {
 #[derive(Debug, Clone)]
 pub struct OciExecutor {
     runtime: Arc<Runtime>,
+    /// Interpreters for skills without a runtime, per language (default: on `PATH`).
+    interpreters: Arc<std::collections::HashMap<Language, PathBuf>>,
 }
 
 /// Finds `name` in `PATH` and the system folders where Debian installs the runtimes.
@@ -235,7 +237,16 @@ impl OciExecutor {
                 state,
                 rootfs,
             }),
+            interpreters: Arc::default(),
         })
+    }
+
+    /// Uses `program` (a path or command name) for `language`'s skills that name no
+    /// runtime; it must be visible in the container (inside the system directories, or
+    /// under its prefix, which is bound read-only).
+    pub fn with_interpreter(mut self, language: Language, program: impl Into<PathBuf>) -> Self {
+        Arc::make_mut(&mut self.interpreters).insert(language, program.into());
+        self
     }
 
     /// The runtime in use.
@@ -305,7 +316,8 @@ impl OciExecutor {
                 )));
             }
             (None, None) => {
-                let interp = skillgate_sandbox::Interpreter::resolve(language, None)?;
+                let explicit = self.interpreters.get(&language).map(PathBuf::as_path);
+                let interp = skillgate_sandbox::Interpreter::resolve(language, explicit)?;
                 (interp.program.display().to_string(), None, interp.prefix)
             }
         };

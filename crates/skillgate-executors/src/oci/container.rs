@@ -92,6 +92,7 @@ impl Parts {
     fn remove(self) {
         if !self.id.is_empty() {
             delete(&self.runtime, &self.id);
+            remove_cgroups(&self.id);
         }
         if let Some(out) = &self.out_mount {
             unmount(out);
@@ -121,10 +122,72 @@ pub(crate) fn delete(runtime: &Runtime, id: &str) {
     }
 }
 
+/// Removes the container's cgroup folders the runtime left (gVisor's runsc leaves them
+/// when its sandbox failed to start); `rmdir` removes only empty ones.
+fn remove_cgroups(id: &str) {
+    let Ok(controllers) = std::fs::read_dir("/sys/fs/cgroup") else {
+        return;
+    };
+    for c in controllers.flatten() {
+        let dir = c
+            .path()
+            .join(super::CGROUP_PARENT.trim_start_matches('/'))
+            .join(id);
+        if dir.is_dir() {
+            let _ = std::fs::remove_dir(&dir);
+        }
+    }
+}
+
 fn unmount(path: &Path) {
     use rustix::mount::{UnmountFlags, unmount};
     if let Err(e) = unmount(path, UnmountFlags::DETACH) {
         tracing::warn!(path = %path.display(), error = %e, "unmounting a run's output tmpfs");
+    }
+}
+
+impl Parts {
+    /// Hands the removal to a process of its own (`sh -c 'delete; umount; rm'`), so it
+    /// completes even when this process exits right after dropping the run (a second
+    /// SIGTERM to `skillgate run`); a thread only reaps it. Nothing here blocks.
+    fn remove_detached(mut self) {
+        let root = self.dir.as_ref().map(|d| d.root().to_path_buf());
+        let mut cmd = Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg(
+                r#"rt="$1"; id="$2"; out="$3"; dir="$4"; shift 4
+[ -n "$id" ] && "$rt" "$@" delete --force "$id" >/dev/null 2>&1
+[ -n "$id" ] && rmdir /sys/fs/cgroup/*/skillgate/"$id" 2>/dev/null
+[ -n "$out" ] && umount -l "$out" 2>/dev/null
+[ -n "$dir" ] && rm -rf -- "$dir"
+exit 0"#,
+            )
+            .arg("skillgate-oci-cleanup")
+            .arg(&self.runtime.binary)
+            .arg(&self.id)
+            .arg(self.out_mount.as_deref().unwrap_or(Path::new("")))
+            .arg(root.as_deref().unwrap_or(Path::new("")))
+            .args(self.runtime.global_args())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        match cmd.spawn() {
+            Ok(mut child) => {
+                // The folder is the cleanup process's now (its TempDir must not race it).
+                if let Some(dir) = self.dir.take() {
+                    std::mem::forget(dir);
+                }
+                let _ = std::thread::Builder::new()
+                    .name("skillgate-oci-reap".into())
+                    .spawn(move || child.wait());
+            }
+            Err(e) => {
+                tracing::warn!(container = %self.id, error = %e, "starting the removal of an abandoned OCI container; removing it on a thread");
+                let _ = std::thread::Builder::new()
+                    .name("skillgate-oci-cleanup".into())
+                    .spawn(move || self.remove());
+            }
+        }
     }
 }
 
@@ -133,13 +196,6 @@ impl Drop for Container {
         if self.id.is_empty() && self.dir.is_none() {
             return;
         }
-        let parts = self.take();
-        // Blocking calls (the runtime's delete), never on an async worker.
-        let spawned = std::thread::Builder::new()
-            .name("skillgate-oci-cleanup".into())
-            .spawn(move || parts.remove());
-        if let Err(e) = spawned {
-            tracing::warn!(error = %e, "no thread to remove an abandoned OCI container");
-        }
+        self.take().remove_detached();
     }
 }

@@ -28,6 +28,9 @@ enum Command {
     Policy(cmd::policy::PolicyArgs),
     /// Inspect the behavioural monitor's state: status, release a quarantine, metrics.
     Monitor(cmd::monitor::MonitorArgs),
+    /// Check the configured executor against the executor contract (the conformance kit).
+    #[command(subcommand)]
+    Executor(cmd::executor::ExecutorCommand),
     /// Install, list, verify and locate named runtimes (an interpreter with pinned packages).
     Runtime(cmd::runtime::RuntimeArgs),
     /// Scan code or output without running anything.
@@ -74,6 +77,7 @@ fn main() -> ExitCode {
         Command::Policy(args) => cmd::policy::run(args),
         Command::Monitor(args) => cmd::monitor::run(args),
         Command::Runtime(args) => cmd::runtime::run(args),
+        Command::Executor(c) => cmd::executor::run(c),
         Command::Scan(ScanCommand::Output(args)) => cmd::scan_output::run(args),
         Command::Scan(ScanCommand::Code(args)) => cmd::scan_code::run(args),
         Command::Rules(c) => cmd::rules::run(c),

@@ -147,6 +147,43 @@ fn every_corpus_skill_runs_ok_with_its_expected_answer_and_no_warning() {
     for runtime in ["python", "python-data", "node"] {
         install(&config, runtime);
     }
+    corpus_runs_ok(&config);
+}
+
+/// The same corpus on the OCI executor under runc (`[executor] kind = "oci"`), on the
+/// same installed runtimes, each mounted read-only in the skill's bundle.
+#[test]
+fn every_corpus_skill_runs_ok_on_the_oci_executor() {
+    let native = config();
+    for runtime in ["python", "python-data", "node"] {
+        install(&native, runtime);
+    }
+    let text = std::fs::read_to_string(&native).unwrap();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus-skills-oci");
+    std::fs::create_dir_all(&dir).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let oci = text.replacen(
+        "[executor]\nkind = \"native\"",
+        &format!(
+            "[executor]\nkind = \"oci\"\nruntime = \"runc\"\nstate_root = \"{}\"\n",
+            state.path().display()
+        ),
+        1,
+    );
+    assert_ne!(
+        oci, text,
+        "the example config has [executor] kind = \"native\""
+    );
+    for file in ["entities.json", "grants.json", "catalogue.json"] {
+        std::fs::copy(native.with_file_name(file), dir.join(file)).unwrap();
+    }
+    let config = dir.join("skillgate.toml");
+    std::fs::write(&config, oci).unwrap();
+    corpus_runs_ok(&config);
+}
+
+/// Every skill of the corpus through `config`: each ends ok with its expected answer.
+fn corpus_runs_ok(config: &Path) {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(repo().join("corpora/skills"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -167,7 +204,7 @@ fn every_corpus_skill_runs_ok_with_its_expected_answer_and_no_warning() {
         for _ in 0..2 {
             s.spawn(|| {
                 while let Some(dir) = queue.lock().unwrap().pop() {
-                    let why = check(&config, &dir);
+                    let why = check(config, &dir);
                     if !why.is_empty() {
                         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
                         failures

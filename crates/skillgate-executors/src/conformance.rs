@@ -14,9 +14,12 @@
 //!   the run returns (the whole tree is killed);
 //! - `memory`: allocating past the memory limit ends as `resource_exhausted`;
 //! - `pids`: forks past the process limit are refused;
+//! - `pids_reported`: that run (whose skill exits 0 after the refused forks) ends as
+//!   `resource_exhausted` with a `limit.pids` finding, as the memory limit's does;
 //! - `network_none`: inside, no interface but loopback (asked of the kernel) and no
 //!   route (from `/proc/net` where visible), never by connecting out;
-//! - `read_only_root`: creating a file in `/etc` fails, and `/` is mounted read-only;
+//! - `read_only_root`: creating a file in `/etc` fails, and `/` is mounted read-only,
+//!   while `/tmp` and `$HOME` take a new folder (the scratch space real skills need);
 //! - `uid`: the skill runs as the spec's uid and gid;
 //! - `seccomp_errno`, `seccomp_kill`: a profile denying `mkdir` with EPERM makes it fail
 //!   with EPERM; one killing on it ends the run as `security_violation`;
@@ -165,7 +168,13 @@ impl Kit {
             "memory",
             self.gated(caps.memory, self.memory(exec.clone())).await,
         );
-        push("pids", self.gated(caps.pids, self.pids(exec.clone())).await);
+        let (pids, pids_reported) = if caps.pids {
+            self.pids(exec.clone()).await
+        } else {
+            (Verdict::NotClaimed, Verdict::NotClaimed)
+        };
+        push("pids", pids);
+        push("pids_reported", pids_reported);
         push(
             "network_none",
             self.gated(caps.network_none, self.network(exec.clone()))
@@ -310,7 +319,8 @@ impl Kit {
         }
     }
 
-    async fn pids(&self, exec: Exec) -> Verdict {
+    /// Whether forks past the limit were refused, and whether the run says so.
+    async fn pids(&self, exec: Exec) -> (Verdict, Verdict) {
         // Forty sleeping children under a limit of sixteen: the forks past the limit are
         // refused (the children are killed and reaped before the skill exits).
         let code = r#"import os, signal, time
@@ -332,15 +342,26 @@ print(len(kids))
         let mut req = self.request(code, serde_json::json!({}));
         req.spec.limits.pids = 16;
         match self.outcome(exec, req).await {
-            Err(e) => Verdict::Fail(e),
+            Err(e) => (Verdict::Fail(e.clone()), Verdict::Fail(e)),
             Ok(o) => {
                 let started: Option<u32> = std::str::from_utf8(&o.stdout)
                     .ok()
                     .and_then(|t| t.trim().parse().ok());
-                match started {
+                let refused = match started {
                     Some(n) if n < 16 => Verdict::Pass,
                     _ => Verdict::Fail(describe(&o)),
-                }
+                };
+                let reported = o.status == Status::ResourceExhausted
+                    && o.findings.iter().any(|f| f.rule_id == "limit.pids");
+                let reported = if reported {
+                    Verdict::Pass
+                } else {
+                    Verdict::Fail(format!(
+                        "refused forks not reported as resource_exhausted/limit.pids: {}",
+                        describe(&o)
+                    ))
+                };
+                (refused, reported)
             }
         }
     }
@@ -391,14 +412,21 @@ print(json.dumps({'ifaces': ifaces, 'routes': routes, 'v6': [d for d in v6 if d 
         // Creating a file in /etc fails, and the mount at / is read-only (its options in
         // /proc/self/mountinfo: gVisor answers EACCES before EROFS for a file the uid may
         // not write anyway, so the error alone does not show it).
-        let code = r#"import errno, json
+        let code = r#"import errno, json, os
 try:
     open('/etc/skillgate-probe', 'w')
     made = 'writable'
 except OSError as e:
     made = errno.errorcode.get(e.errno, str(e.errno))
 root = [l.split()[5] for l in open('/proc/self/mountinfo') if l.split()[4] == '/']
-print(json.dumps({'create': made, 'root_options': root[-1] if root else ''}))
+scratch = []
+for i, d in enumerate(['/tmp', os.environ.get('HOME', '/nonexistent')]):
+    try:
+        os.mkdir(os.path.join(d, 'skillgate-scratch-%d' % i))
+        scratch.append('ok')
+    except OSError as e:
+        scratch.append(d + ': ' + errno.errorcode.get(e.errno, str(e.errno)))
+print(json.dumps({'create': made, 'root_options': root[-1] if root else '', 'scratch': scratch}))
 "#;
         match self
             .outcome(exec, self.request(code, serde_json::json!({})))
@@ -412,7 +440,10 @@ print(json.dumps({'create': made, 'root_options': root[-1] if root else ''}))
                 let ro = v["root_options"]
                     .as_str()
                     .is_some_and(|opts| opts.split(',').any(|x| x == "ro"));
-                if refused && ro {
+                let scratch = v["scratch"]
+                    .as_array()
+                    .is_some_and(|m| m.len() == 2 && m.iter().all(|r| r == "ok"));
+                if refused && ro && scratch {
                     Verdict::Pass
                 } else {
                     Verdict::Fail(describe(&o))

@@ -5,14 +5,23 @@
 //! - `docker`: [`docker::DockerExecutor`], one container per run through the Docker Engine
 //!   API (Docker Engine itself, or Podman's compatible service; the flavour is detected
 //!   through the version endpoint and its quirks handled);
+//! - `oci`: [`oci::OciExecutor`], one OCI bundle per run under `runc`, gVisor's `runsc`
+//!   or `crun`, with no daemon;
 //! - `conformance`: [`conformance`], a test suite that checks any executor against the
 //!   executor contract (JSON in and out, exit codes, separate streams, timeouts, limits,
 //!   containment, artifacts, cleanup).
 //!
-//! Other backends (an OCI runtime without a daemon, a Jupyter kernel gateway) go next to
-//! `docker` as their own modules and features.
+//! Other backends (a Jupyter kernel gateway) go next to `docker` as their own modules and
+//! features.
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
 #[cfg(feature = "docker")]
 pub mod docker;
+#[cfg(feature = "oci")]
+pub mod oci;
+
+#[cfg(any(feature = "docker", feature = "oci"))]
+mod capture;
+#[cfg(any(feature = "docker", feature = "oci"))]
+pub mod run_dir;

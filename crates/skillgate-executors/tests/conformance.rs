@@ -136,12 +136,18 @@ async fn runtime_kit(name: &str, config: &str, runtime: Option<&str>) -> Report 
     report
 }
 
-fn all_pass(reports: &[Report]) {
+/// Every check passes but `pids_reported`: the engines refuse the forks but do not say
+/// so (the run ends `ok`).
+fn all_pass_but_pids_reported(reports: &[Report]) {
     for report in reports {
-        assert!(
-            report.0.iter().all(|c| c.verdict == Verdict::Pass),
-            "{report}"
-        );
+        for check in &report.0 {
+            match (check.name, &check.verdict) {
+                ("pids_reported", Verdict::Fail(why)) => {
+                    assert!(why.contains("status ok"), "{report}")
+                }
+                (_, verdict) => assert_eq!(verdict, &Verdict::Pass, "{report}"),
+            }
+        }
     }
 }
 
@@ -152,7 +158,7 @@ fn all_pass(reports: &[Report]) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn docker_engine_passes_the_kit_with_runc_and_gvisor() {
     let reports = engine_kit("docker", &[None, Some("runsc")]).await;
-    all_pass(&reports[..1]);
+    all_pass_but_pids_reported(&reports[..1]);
     let gvisor = &reports[1];
     for check in &gvisor.0 {
         match (check.name, &check.verdict) {
@@ -161,7 +167,7 @@ async fn docker_engine_passes_the_kit_with_runc_and_gvisor() {
             }
             // The sandbox's own threads count against the pids limit: under a small one
             // it cannot start, and the run is an error (never a run without the limit).
-            ("pids", Verdict::Fail(why)) => {
+            ("pids" | "pids_reported", Verdict::Fail(why)) => {
                 assert!(why.starts_with("the executor failed"), "{gvisor}")
             }
             (_, verdict) => assert_eq!(verdict, &Verdict::Pass, "{gvisor}"),
@@ -171,7 +177,7 @@ async fn docker_engine_passes_the_kit_with_runc_and_gvisor() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn podman_passes_the_kit() {
-    all_pass(&engine_kit("podman", &[None]).await);
+    all_pass_but_pids_reported(&engine_kit("podman", &[None]).await);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,7 +11,8 @@
 //!   tree and the standard library, with the links leading to them (the loader, and
 //!   merged-`/usr` links such as `/lib64`);
 //! - `/etc/passwd` and `/etc/group` naming the unprivileged user (1000), empty `/tmp`,
-//!   `/work` and `/out`.
+//!   `/work` and `/out` (`/tmp` and `/work` mode 1777: the tmpfs a container mounts there
+//!   gets that mode from runc).
 //!
 //! The config sets the runtime's environment, `User 1000:1000` and `WorkingDir /work`.
 use crate::{Installed, RuntimeError};
@@ -71,12 +72,15 @@ pub fn export_oci_archive(installed: &Installed, out: &Path) -> Result<String, R
     ] {
         append_bytes(&mut layer, name, text.as_bytes(), 0o644)?;
     }
+    // /tmp and /work are sticky and open to every uid: a runtime (runc) gives the tmpfs
+    // a container mounts there the mode of this folder, whatever the mount asks for.
     for dir in ["tmp", "work", "out"] {
+        let scratch = dir != "out";
         let mut h = tar::Header::new_gnu();
         h.set_entry_type(tar::EntryType::Directory);
-        h.set_mode(if dir == "tmp" { 0o1777 } else { 0o755 });
-        h.set_uid(if dir == "tmp" { 0 } else { 1000 });
-        h.set_gid(if dir == "tmp" { 0 } else { 1000 });
+        h.set_mode(if scratch { 0o1777 } else { 0o755 });
+        h.set_uid(if scratch { 0 } else { 1000 });
+        h.set_gid(if scratch { 0 } else { 1000 });
         h.set_size(0);
         layer
             .append_data(&mut h, dir, std::io::empty())

@@ -153,18 +153,28 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
             .with_runtimes(runtimes.clone())
     };
     let ex = &config.executor;
-    if ex.kind != ExecutorKind::Docker {
-        let set = [
-            ("socket", ex.socket.is_some()),
-            ("image", ex.image.is_some()),
-            ("runtime", ex.runtime.is_some()),
-        ];
-        if let Some((key, _)) = set.iter().find(|(_, on)| *on) {
-            return Err(AssembleError {
-                layer: LayerName::Executor,
-                message: format!("[executor] `{key}` applies to kind = \"docker\" only"),
-            });
-        }
+    let (docker, oci) = (ExecutorKind::Docker, ExecutorKind::Oci);
+    let set = [
+        ("socket", ex.socket.is_some(), &[docker][..]),
+        ("image", ex.image.is_some(), &[docker][..]),
+        ("runtime", ex.runtime.is_some(), &[docker, oci][..]),
+        ("state_root", ex.state_root.is_some(), &[oci][..]),
+    ];
+    if let Some((key, _, kinds)) = set
+        .iter()
+        .find(|(_, on, kinds)| *on && !kinds.contains(&ex.kind))
+    {
+        let kinds: Vec<String> = kinds
+            .iter()
+            .map(|k| format!("\"{}\"", k.as_str()))
+            .collect();
+        return Err(AssembleError {
+            layer: LayerName::Executor,
+            message: format!(
+                "[executor] `{key}` applies to kind = {} only",
+                kinds.join(" or ")
+            ),
+        });
     }
     let service = match config.executor.kind {
         ExecutorKind::Native => {
@@ -207,6 +217,14 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
             }
             builder.build(executor)
         }
+        ExecutorKind::Oci => {
+            let executor = oci_executor(config)?;
+            if enabled(LayerName::Isolation) {
+                builder =
+                    builder.layer_at(LayerName::Isolation, isolation(executor.capabilities()));
+            }
+            builder.build(executor)
+        }
     };
     Ok(Assembled {
         service,
@@ -218,7 +236,7 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
 
 /// The Docker Engine API executor of `[executor] kind = "docker"`.
 #[cfg(feature = "docker")]
-fn docker_executor(
+pub fn docker_executor(
     config: &Config,
 ) -> Result<skillgate_executors::docker::DockerExecutor, AssembleError> {
     let ex = &config.executor;
@@ -247,6 +265,41 @@ fn docker_executor(_: &Config) -> Result<ProcessExecutor, AssembleError> {
         message:
             "[executor] kind = \"docker\": this skillgate was built without the `docker` feature"
                 .into(),
+    })
+}
+
+/// The OCI-runtime executor of `[executor] kind = "oci"`.
+#[cfg(feature = "oci")]
+pub fn oci_executor(
+    config: &Config,
+) -> Result<skillgate_executors::oci::OciExecutor, AssembleError> {
+    let ex = &config.executor;
+    let mut settings =
+        skillgate_executors::oci::OciSettings::new(ex.runtime.as_deref().unwrap_or("runc"));
+    if let Some(root) = &ex.state_root {
+        settings.state_root = root.clone();
+    }
+    let mut executor =
+        skillgate_executors::oci::OciExecutor::new(settings).map_err(|e| AssembleError {
+            layer: LayerName::Executor,
+            message: format!("[executor] kind = \"oci\": {e}"),
+        })?;
+    if let Some(p) = &config.interpreters.python {
+        executor = executor.with_interpreter(Language::Python, p);
+    }
+    if let Some(p) = &config.interpreters.javascript {
+        executor = executor.with_interpreter(Language::JavaScript, p);
+    }
+    Ok(executor)
+}
+
+/// Without the `oci` feature, `kind = "oci"` is an error saying so.
+#[cfg(not(feature = "oci"))]
+fn oci_executor(_: &Config) -> Result<ProcessExecutor, AssembleError> {
+    Err(AssembleError {
+        layer: LayerName::Executor,
+        message: "[executor] kind = \"oci\": this skillgate was built without the `oci` feature"
+            .into(),
     })
 }
 

@@ -108,8 +108,12 @@ pub struct ExecutorConfig {
     /// runtime's image, loaded from `skillgate runtime export`).
     pub image: Option<String>,
     /// `docker`: the engine's OCI runtime for the containers (`runsc` for gVisor), when
-    /// not its default. Docker Engine only.
+    /// not its default. Docker Engine only. `oci`: the runtime that runs the bundles,
+    /// `runc`, `runsc` or `crun` (a command name or a path; default `runc`).
     pub runtime: Option<String>,
+    /// `oci`: the state root (the runtime's container state and the shared read-only
+    /// root of the bundles; default `/run/skillgate-oci`).
+    pub state_root: Option<PathBuf>,
 }
 
 /// The executors `skillgate run` can assemble.
@@ -126,6 +130,21 @@ pub enum ExecutorKind {
     /// One container per run through the Docker Engine API (Docker Engine or Podman),
     /// at `socket`.
     Docker,
+    /// One OCI bundle per run under an OCI runtime (`runc`, gVisor's `runsc`, `crun`),
+    /// with no daemon.
+    Oci,
+}
+
+impl ExecutorKind {
+    /// The kind as written in `skillgate.toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExecutorKind::Native => "native",
+            ExecutorKind::Process => "process",
+            ExecutorKind::Docker => "docker",
+            ExecutorKind::Oci => "oci",
+        }
+    }
 }
 
 /// Interpreter overrides: a path or a command name looked up in `PATH`.

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 pub(crate) mod emit;
+pub(crate) mod executor;
 pub(crate) mod keys;
 pub(crate) mod mcp;
 pub(crate) mod monitor;

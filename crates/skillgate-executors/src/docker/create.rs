@@ -1,15 +1,11 @@
 //! The container one run gets: the create request built from the [`SandboxSpec`].
 use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountType, ResourcesUlimits};
 use skillgate_core::SandboxSpec;
-use skillgate_sandbox::workdir::OUTPUT_DIR_ENV;
 use std::collections::HashMap;
 
 /// Where the skill's code is mounted (read-only) inside the container.
 pub const SKILL_DIR: &str = "/skill";
-/// The skill's working directory and `HOME` (a size-capped tmpfs).
-pub const WORK_DIR: &str = "/work";
-/// The output directory (an anonymous volume, read back through the archive endpoint).
-pub const OUT_DIR: &str = "/out";
+pub use crate::run_dir::{OUT_DIR, WORK_DIR};
 /// The `nproc` ulimit of every container. `nproc` counts every process of the uid on the
 /// host, across containers, so the per-run process limit is the cgroup's `pids` limit;
 /// this value only has to be set (a host without CAP_SYS_RESOURCE cannot raise it).
@@ -80,14 +76,7 @@ pub fn container_body(spec: &SandboxSpec, plan: &ContainerPlan<'_>) -> Container
         (WORK_DIR.to_string(), tmpfs_opts.clone()),
         ("/tmp".to_string(), tmpfs_opts),
     ]);
-    let mut env: Vec<String> = spec
-        .env
-        .iter()
-        .filter(|(k, _)| k.as_str() != "HOME" && k.as_str() != OUTPUT_DIR_ENV)
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect();
-    env.push(format!("HOME={WORK_DIR}"));
-    env.push(format!("{OUTPUT_DIR_ENV}={OUT_DIR}"));
+    let env = crate::run_dir::container_env(spec);
     let mut ulimits = vec![
         ulimit("nofile", i64::from(limits.open_files)),
         ulimit("nproc", NPROC_ULIMIT),

@@ -8,7 +8,7 @@
 use bollard::Docker;
 use bollard::query_parameters::CreateImageOptions;
 use futures_util::StreamExt;
-use skillgate_core::{ExecError, RuntimeInterpreter};
+use skillgate_core::ExecError;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -17,20 +17,7 @@ pub fn runtime_image(name: &str) -> String {
     format!("skillgate-runtime-{name}:latest")
 }
 
-/// The interpreter of `runtime` inside its image: the runtime's tree is at `/runtime`
-/// there, the base interpreter at its host path (see `skillgate-runtime`'s export).
-pub fn program_in_image(runtime: &RuntimeInterpreter) -> String {
-    let program = match &runtime.tree {
-        Some(tree) => Path::new("/runtime").join(
-            runtime
-                .program
-                .strip_prefix(tree)
-                .unwrap_or(Path::new("bin/python3")),
-        ),
-        None => runtime.program.clone(),
-    };
-    program.display().to_string()
-}
+pub use crate::run_dir::program_in_container as program_in_image;
 
 fn bad(archive: &Path, what: impl std::fmt::Display) -> ExecError {
     ExecError::Other(format!("OCI archive {}: {what}", archive.display()))
@@ -153,24 +140,6 @@ pub async fn load_oci_archive(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_runtimes_program_is_found_in_its_image() {
-        let r = RuntimeInterpreter {
-            runtime: "python".into(),
-            program: "/var/lib/rt/python-abc/bin/python3".into(),
-            prefix: "/usr".into(),
-            tree: Some("/var/lib/rt/python-abc".into()),
-        };
-        assert_eq!(program_in_image(&r), "/runtime/bin/python3");
-        let node = RuntimeInterpreter {
-            runtime: "node".into(),
-            program: "/usr/bin/node".into(),
-            prefix: "/usr".into(),
-            tree: None,
-        };
-        assert_eq!(program_in_image(&node), "/usr/bin/node");
-    }
 
     #[test]
     fn only_sha256_digests_name_blobs() {

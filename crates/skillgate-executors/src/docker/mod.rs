@@ -32,6 +32,8 @@ pub use create::{
     container_body,
 };
 
+use crate::capture::Capture;
+use crate::run_dir::open_to_container;
 use bollard::Docker;
 use bollard::container::LogOutput;
 use bollard::query_parameters::{
@@ -659,35 +661,6 @@ fn missing_image(e: ExecError, image: &str, socket: &Path) -> ExecError {
     }
 }
 
-/// Makes the run's folder readable by the container's user (the skill's code is bound
-/// read-only from it); the folder's name is random and only the code is in it.
-fn open_to_container(dir: &WorkDir) -> Result<(), ExecError> {
-    use std::os::unix::fs::PermissionsExt;
-    let set = |p: &Path, mode: u32| {
-        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode))
-            .map_err(|e| ExecError::io(format!("opening {} to the container", p.display()), e))
-    };
-    set(dir.root(), 0o711)?;
-    let mut stack = vec![dir.work()];
-    while let Some(d) = stack.pop() {
-        set(&d, 0o755)?;
-        for e in
-            std::fs::read_dir(&d).map_err(|e| ExecError::io("listing the work directory", e))?
-        {
-            let e = e.map_err(|e| ExecError::io("listing the work directory", e))?;
-            let ty = e
-                .file_type()
-                .map_err(|e| ExecError::io("listing the work directory", e))?;
-            if ty.is_dir() {
-                stack.push(e.path());
-            } else if ty.is_file() {
-                set(&e.path(), 0o644)?;
-            }
-        }
-    }
-    Ok(())
-}
-
 /// One engine call under [`ENGINE_CALL_TIMEOUT`], its failure naming the engine's socket.
 async fn call<T, E: std::fmt::Display>(
     socket: &Path,
@@ -698,31 +671,6 @@ async fn call<T, E: std::fmt::Display>(
         .await
         .map_err(|_| engine_error(socket, what, "timed out"))?
         .map_err(|e| engine_error(socket, what, e))
-}
-
-/// One output stream: at most `cap` bytes kept, the rest dropped and flagged.
-struct Capture {
-    kept: Vec<u8>,
-    cap: usize,
-    truncated: bool,
-}
-
-impl Capture {
-    fn new(cap: u64) -> Self {
-        Capture {
-            kept: Vec::new(),
-            cap: usize::try_from(cap).unwrap_or(usize::MAX),
-            truncated: false,
-        }
-    }
-
-    fn push(&mut self, data: &[u8]) {
-        let room = self.cap.saturating_sub(self.kept.len());
-        if data.len() > room {
-            self.truncated = true;
-        }
-        self.kept.extend_from_slice(&data[..data.len().min(room)]);
-    }
 }
 
 impl tower::Service<ExecRequest> for DockerExecutor {
@@ -749,15 +697,6 @@ impl tower::Service<ExecRequest> for DockerExecutor {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn captures_keep_the_cap_and_flag_the_rest() {
-        let mut c = Capture::new(5);
-        c.push(b"abc");
-        c.push(b"defg");
-        assert_eq!(c.kept, b"abcde");
-        assert!(c.truncated);
-    }
 
     #[test]
     fn out_of_memory_is_docker_engines_flag_or_podmans_bare_137() {

@@ -5,14 +5,20 @@
 //! - `docker`: [`docker::DockerExecutor`], one container per run through the Docker Engine
 //!   API (Docker Engine itself, or Podman's compatible service; the flavour is detected
 //!   through the version endpoint and its quirks handled);
+//! - `jupyter`: [`jupyter::JupyterExecutor`], one kernel per run through a Jupyter Kernel
+//!   Gateway (no isolation of its own: its capabilities say so);
 //! - `conformance`: [`conformance`], a test suite that checks any executor against the
 //!   executor contract (JSON in and out, exit codes, separate streams, timeouts, limits,
 //!   containment, artifacts, cleanup).
 //!
-//! Other backends (an OCI runtime without a daemon, a Jupyter kernel gateway) go next to
-//! `docker` as their own modules and features.
+//! Other backends (an OCI runtime without a daemon) go next to `docker` as their own
+//! modules and features.
 
+#[cfg(any(feature = "docker", feature = "jupyter"))]
+mod capture;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 #[cfg(feature = "docker")]
 pub mod docker;
+#[cfg(feature = "jupyter")]
+pub mod jupyter;

@@ -32,6 +32,7 @@ pub use create::{
     container_body,
 };
 
+use crate::capture::Capture;
 use bollard::Docker;
 use bollard::container::LogOutput;
 use bollard::query_parameters::{
@@ -700,31 +701,6 @@ async fn call<T, E: std::fmt::Display>(
         .map_err(|e| engine_error(socket, what, e))
 }
 
-/// One output stream: at most `cap` bytes kept, the rest dropped and flagged.
-struct Capture {
-    kept: Vec<u8>,
-    cap: usize,
-    truncated: bool,
-}
-
-impl Capture {
-    fn new(cap: u64) -> Self {
-        Capture {
-            kept: Vec::new(),
-            cap: usize::try_from(cap).unwrap_or(usize::MAX),
-            truncated: false,
-        }
-    }
-
-    fn push(&mut self, data: &[u8]) {
-        let room = self.cap.saturating_sub(self.kept.len());
-        if data.len() > room {
-            self.truncated = true;
-        }
-        self.kept.extend_from_slice(&data[..data.len().min(room)]);
-    }
-}
-
 impl tower::Service<ExecRequest> for DockerExecutor {
     type Response = ExecOutcome;
     type Error = BoxError;
@@ -749,15 +725,6 @@ impl tower::Service<ExecRequest> for DockerExecutor {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn captures_keep_the_cap_and_flag_the_rest() {
-        let mut c = Capture::new(5);
-        c.push(b"abc");
-        c.push(b"defg");
-        assert_eq!(c.kept, b"abcde");
-        assert!(c.truncated);
-    }
 
     #[test]
     fn out_of_memory_is_docker_engines_flag_or_podmans_bare_137() {

@@ -110,6 +110,11 @@ pub struct ExecutorConfig {
     /// `docker`: the engine's OCI runtime for the containers (`runsc` for gVisor), when
     /// not its default. Docker Engine only.
     pub runtime: Option<String>,
+    /// `jupyter`: the kernel gateway's base URL (`http://127.0.0.1:8888`).
+    pub url: Option<String>,
+    /// `jupyter`: the gateway's auth token; when unset, the `SKILLGATE_JUPYTER_TOKEN`
+    /// environment variable (so the token need not be in the file).
+    pub token: Option<String>,
 }
 
 /// The executors `skillgate run` can assemble.
@@ -126,6 +131,10 @@ pub enum ExecutorKind {
     /// One container per run through the Docker Engine API (Docker Engine or Podman),
     /// at `socket`.
     Docker,
+    /// One kernel per run through a Jupyter Kernel Gateway at `url`. NO isolation: it
+    /// enforces the wall clock and the output caps only, so the isolation layer refuses
+    /// every run on it unless that layer is disabled.
+    Jupyter,
 }
 
 /// Interpreter overrides: a path or a command name looked up in `PATH`.

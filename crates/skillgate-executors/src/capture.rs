@@ -1,14 +1,16 @@
-//! One captured output stream of a container run: at most its cap kept, the rest
-//! dropped and flagged.
+//! One captured output stream, kept up to its cap (the executors of this crate share it).
 
 /// One output stream: at most `cap` bytes kept, the rest dropped and flagged.
 pub(crate) struct Capture {
+    /// What was kept.
     pub(crate) kept: Vec<u8>,
     cap: usize,
+    /// Something past the cap was dropped.
     pub(crate) truncated: bool,
 }
 
 impl Capture {
+    /// Keeps at most `cap` bytes.
     pub(crate) fn new(cap: u64) -> Self {
         Capture {
             kept: Vec::new(),
@@ -17,6 +19,7 @@ impl Capture {
         }
     }
 
+    /// Keeps what fits of `data`.
     pub(crate) fn push(&mut self, data: &[u8]) {
         let room = self.cap.saturating_sub(self.kept.len());
         if data.len() > room {

@@ -24,7 +24,8 @@
 //! - `seccomp_errno`, `seccomp_kill`: a profile denying `mkdir` with EPERM makes it fail
 //!   with EPERM; one killing on it ends the run as `security_violation`;
 //! - `artifacts`: a file written to the output directory comes back with its content;
-//!   a symbolic link and a hard link there are refused (reported, not collected);
+//!   a symbolic link and a hard link there are refused (reported, not collected; only
+//!   when [`Kit::returns_artifacts`] says the executor returns output files);
 //! - `cleanup`: after a timeout and after a run whose future was dropped, the executor's
 //!   [`Leftovers`] probe finds nothing of those runs (only when a probe is given).
 use skillgate_core::{
@@ -111,6 +112,9 @@ pub struct Kit {
     pub runtime: Option<String>,
     /// The cleanup probe, when the executor has one.
     pub leftovers: Option<Leftovers>,
+    /// The executor returns the files a skill writes to its output directory (`true`
+    /// unless set otherwise: a Jupyter kernel gateway cannot, and says so).
+    pub returns_artifacts: bool,
 }
 
 type Exec = tower::util::BoxCloneService<ExecRequest, ExecOutcome, BoxError>;
@@ -123,6 +127,7 @@ impl Kit {
             spec: SandboxSpec::default(),
             runtime: None,
             leftovers: None,
+            returns_artifacts: true,
         }
     }
 
@@ -205,7 +210,11 @@ impl Kit {
             )
             .await,
         );
-        push("artifacts", self.artifacts(exec.clone()).await);
+        push(
+            "artifacts",
+            self.gated(self.returns_artifacts, self.artifacts(exec.clone()))
+                .await,
+        );
         let cleanup = match &self.leftovers {
             Some(probe) => self.cleanup(exec, probe, timed_out_id).await,
             None => Verdict::NotClaimed,

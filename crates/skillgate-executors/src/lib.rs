@@ -7,21 +7,21 @@
 //!   through the version endpoint and its quirks handled);
 //! - `oci`: [`oci::OciExecutor`], one OCI bundle per run under `runc`, gVisor's `runsc`
 //!   or `crun`, with no daemon;
+//! - `jupyter`: [`jupyter::JupyterExecutor`], one kernel per run through a Jupyter Kernel
+//!   Gateway (no isolation of its own: its capabilities say so);
 //! - `conformance`: [`conformance`], a test suite that checks any executor against the
 //!   executor contract (JSON in and out, exit codes, separate streams, timeouts, limits,
 //!   containment, artifacts, cleanup).
-//!
-//! Other backends (a Jupyter kernel gateway) go next to `docker` as their own modules and
-//! features.
 
+#[cfg(any(feature = "docker", feature = "oci", feature = "jupyter"))]
+mod capture;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 #[cfg(feature = "docker")]
 pub mod docker;
+#[cfg(feature = "jupyter")]
+pub mod jupyter;
 #[cfg(feature = "oci")]
 pub mod oci;
-
-#[cfg(any(feature = "docker", feature = "oci"))]
-mod capture;
 #[cfg(any(feature = "docker", feature = "oci"))]
 pub mod run_dir;

@@ -153,12 +153,18 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
             .with_runtimes(runtimes.clone())
     };
     let ex = &config.executor;
-    let (docker, oci) = (ExecutorKind::Docker, ExecutorKind::Oci);
+    let (docker, oci, jupyter) = (
+        ExecutorKind::Docker,
+        ExecutorKind::Oci,
+        ExecutorKind::Jupyter,
+    );
     let set = [
         ("socket", ex.socket.is_some(), &[docker][..]),
         ("image", ex.image.is_some(), &[docker][..]),
         ("runtime", ex.runtime.is_some(), &[docker, oci][..]),
         ("state_root", ex.state_root.is_some(), &[oci][..]),
+        ("url", ex.url.is_some(), &[jupyter][..]),
+        ("token", ex.token.is_some(), &[jupyter][..]),
     ];
     if let Some((key, _, kinds)) = set
         .iter()
@@ -219,6 +225,17 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
         }
         ExecutorKind::Oci => {
             let executor = oci_executor(config)?;
+            if enabled(LayerName::Isolation) {
+                builder =
+                    builder.layer_at(LayerName::Isolation, isolation(executor.capabilities()));
+            }
+            builder.build(executor)
+        }
+        ExecutorKind::Jupyter => {
+            let executor = jupyter_executor(config)?;
+            notices.push(
+                "executor kind `jupyter`: a kernel gateway is no sandbox (kernels run as its user, with its network and files); it enforces only the wall clock and the output caps".into(),
+            );
             if enabled(LayerName::Isolation) {
                 builder =
                     builder.layer_at(LayerName::Isolation, isolation(executor.capabilities()));
@@ -300,6 +317,55 @@ fn oci_executor(_: &Config) -> Result<ProcessExecutor, AssembleError> {
         layer: LayerName::Executor,
         message: "[executor] kind = \"oci\": this skillgate was built without the `oci` feature"
             .into(),
+    })
+}
+
+/// The Jupyter Kernel Gateway executor of `[executor] kind = "jupyter"`; the token from
+/// `token`, else from `SKILLGATE_JUPYTER_TOKEN`.
+#[cfg(feature = "jupyter")]
+fn jupyter_executor(
+    config: &Config,
+) -> Result<skillgate_executors::jupyter::JupyterExecutor, AssembleError> {
+    use skillgate_executors::jupyter::{JupyterExecutor, JupyterSettings, TOKEN_ENV};
+    let ex = &config.executor;
+    let error = |message: String| AssembleError {
+        layer: LayerName::Executor,
+        message,
+    };
+    let url = ex.url.clone().ok_or_else(|| {
+        error(
+            "[executor] kind = \"jupyter\" needs `url`, the kernel gateway's base URL (`scripts/services up jupyter` prints one)".into(),
+        )
+    })?;
+    let mut settings = JupyterSettings::new(url);
+    settings.token = jupyter_token(ex.token.as_deref(), std::env::var(TOKEN_ENV))
+        .map_err(|e| error(format!("{TOKEN_ENV}: {e}")))?;
+    JupyterExecutor::new(settings).map_err(|e| error(e.to_string()))
+}
+
+/// The gateway's token: `[executor] token`, else the environment variable's value (`env`),
+/// else none; a variable that is set but not Unicode is an error.
+#[cfg(feature = "jupyter")]
+fn jupyter_token(
+    configured: Option<&str>,
+    env: Result<String, std::env::VarError>,
+) -> Result<Option<String>, std::env::VarError> {
+    match (configured, env) {
+        (Some(t), _) => Ok(Some(t.to_string())),
+        (None, Ok(t)) if !t.is_empty() => Ok(Some(t)),
+        (None, Ok(_) | Err(std::env::VarError::NotPresent)) => Ok(None),
+        (None, Err(e)) => Err(e),
+    }
+}
+
+/// Without the `jupyter` feature, `kind = "jupyter"` is an error saying so.
+#[cfg(not(feature = "jupyter"))]
+fn jupyter_executor(_: &Config) -> Result<ProcessExecutor, AssembleError> {
+    Err(AssembleError {
+        layer: LayerName::Executor,
+        message:
+            "[executor] kind = \"jupyter\": this skillgate was built without the `jupyter` feature"
+                .into(),
     })
 }
 
@@ -421,4 +487,24 @@ pub fn native_sandbox(config: &Config) -> NativeSandbox {
         executor = executor.with_interpreter(Language::JavaScript, p);
     }
     executor
+}
+
+#[cfg(all(test, feature = "jupyter"))]
+mod tests {
+    use super::jupyter_token;
+    use std::env::VarError;
+
+    #[test]
+    fn the_jupyter_token_comes_from_the_file_else_the_environment() {
+        let absent = || Err(VarError::NotPresent);
+        assert_eq!(
+            jupyter_token(Some("f"), Ok("e".into())),
+            Ok(Some("f".into()))
+        );
+        assert_eq!(jupyter_token(None, Ok("e".into())), Ok(Some("e".into())));
+        assert_eq!(jupyter_token(None, Ok(String::new())), Ok(None));
+        assert_eq!(jupyter_token(None, absent()), Ok(None));
+        let bad = Err(VarError::NotUnicode("\u{fffd}".into()));
+        assert!(jupyter_token(None, bad).is_err());
+    }
 }

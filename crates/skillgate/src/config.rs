@@ -114,6 +114,11 @@ pub struct ExecutorConfig {
     /// `oci`: the state root (the runtime's container state and the shared read-only
     /// root of the bundles; default `/run/skillgate-oci`).
     pub state_root: Option<PathBuf>,
+    /// `jupyter`: the kernel gateway's base URL (`http://127.0.0.1:8888`).
+    pub url: Option<String>,
+    /// `jupyter`: the gateway's auth token; when unset, the `SKILLGATE_JUPYTER_TOKEN`
+    /// environment variable (so the token need not be in the file).
+    pub token: Option<String>,
 }
 
 /// The executors `skillgate run` can assemble.
@@ -133,6 +138,10 @@ pub enum ExecutorKind {
     /// One OCI bundle per run under an OCI runtime (`runc`, gVisor's `runsc`, `crun`),
     /// with no daemon.
     Oci,
+    /// One kernel per run through a Jupyter Kernel Gateway at `url`. NO isolation: it
+    /// enforces the wall clock and the output caps only, so the isolation layer refuses
+    /// every run on it unless that layer is disabled.
+    Jupyter,
 }
 
 impl ExecutorKind {
@@ -143,6 +152,7 @@ impl ExecutorKind {
             ExecutorKind::Process => "process",
             ExecutorKind::Docker => "docker",
             ExecutorKind::Oci => "oci",
+            ExecutorKind::Jupyter => "jupyter",
         }
     }
 }

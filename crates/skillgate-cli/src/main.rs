@@ -48,6 +48,9 @@ enum Command {
     Keys(cmd::keys::KeysArgs),
     /// Serve the skills an agent may run as MCP tools over stdio; each call is a pipeline run.
     Mcp(cmd::mcp::McpArgs),
+    /// Work in a session: a workspace kept as a log of steps and uploads, each step a
+    /// pipeline run in a sandbox brought to the state the log describes.
+    Session(cmd::session::SessionArgs),
 }
 
 /// `skillgate scan ...`.
@@ -85,6 +88,7 @@ fn main() -> ExitCode {
         Command::Serve(args) => cmd::serve::run(args),
         Command::Keys(args) => cmd::keys::run(args),
         Command::Mcp(args) => cmd::mcp::run(args),
+        Command::Session(args) => cmd::session::run(args),
     };
     match result {
         Ok(code) => code,

@@ -44,6 +44,9 @@ pub struct Capabilities {
     pub network_allow_list: bool,
     /// It rebuilds the environment from the spec alone.
     pub clean_env: bool,
+    /// It mounts a session's workspace writable (`SandboxSpec::workspace`).
+    #[serde(default)]
+    pub workspace: bool,
 }
 
 /// One requirement of a spec that an executor cannot enforce.
@@ -80,6 +83,7 @@ impl Capabilities {
             network_none: false,
             network_allow_list: false,
             clean_env: false,
+            workspace: false,
         }
     }
 
@@ -174,10 +178,41 @@ impl Capabilities {
             "clean environment",
             format!("executor `{ex}` cannot rebuild the environment"),
         );
+        need(
+            spec.workspace.is_none() || self.workspace,
+            "workspace",
+            format!("executor `{ex}` cannot mount a session's workspace"),
+        );
         if missing.is_empty() {
             Ok(())
         } else {
             Err(missing)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_workspace_needs_an_executor_that_mounts_one() {
+        let mut caps = Capabilities::none();
+        caps.executor = "x".into();
+        let mut spec = SandboxSpec::default();
+        let without = caps.check(&spec).unwrap_err();
+        assert!(!without.iter().any(|m| m.requirement == "workspace"));
+        spec.workspace = Some(crate::Workspace {
+            host: "/tmp/ws".into(),
+            cwd: String::new(),
+        });
+        let with = caps.check(&spec).unwrap_err();
+        assert!(
+            with.iter().any(|m| m.requirement == "workspace"),
+            "{with:?}"
+        );
+        caps.workspace = true;
+        let with = caps.check(&spec).unwrap_err();
+        assert!(!with.iter().any(|m| m.requirement == "workspace"));
     }
 }

@@ -46,7 +46,7 @@ pub use request::{ExecRequest, ExecutorSpec, RequestId};
 pub use skill::{FileKind, Language, LimitOverrides, Skill, SkillBuilder, SkillFile, Visibility};
 pub use spec::{
     ArgCondition, ArgOp, Limits, NetworkDestination, NetworkPolicy, PortRange, RuntimeInterpreter,
-    RuntimeTier, SandboxSpec, SeccompAction, SeccompProfile, SyscallRule,
+    RuntimeTier, SandboxSpec, SeccompAction, SeccompProfile, SyscallRule, WORKSPACE_DIR, Workspace,
 };
 pub use status::Status;
 

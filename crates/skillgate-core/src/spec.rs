@@ -238,6 +238,25 @@ pub struct SandboxSpec {
     /// instead of its own interpreter for the skill's language (see `skillgate-runtime`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interpreter: Option<RuntimeInterpreter>,
+    /// A host directory the run may change: a session's workspace, mounted writable at
+    /// [`WORKSPACE_DIR`] (never executable) and the run's working directory. `None` for
+    /// a plain run. An executor that cannot mount it refuses the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<Workspace>,
+}
+
+/// Where a session's workspace appears inside the sandbox.
+pub const WORKSPACE_DIR: &str = "/workspace";
+
+/// A writable host directory a run works in (see [`SandboxSpec::workspace`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Workspace {
+    /// The host directory (absolute). Its whole tree is handed to the sandbox user.
+    pub host: PathBuf,
+    /// The working directory, relative to the workspace (`""` is its root).
+    #[serde(default)]
+    pub cwd: String,
 }
 
 /// The interpreter an installed runtime provides.
@@ -274,6 +293,7 @@ impl Default for SandboxSpec {
             runtime: RuntimeTier::default(),
             read_only_paths: Vec::new(),
             interpreter: None,
+            workspace: None,
         }
     }
 }

@@ -21,6 +21,7 @@ mod reap;
 mod rlimits;
 pub mod supervisor;
 pub mod workdir;
+mod workspace;
 
 pub use interpreter::Interpreter;
 pub use native::{CgroupMode, HostSupport, NativeSandbox, SeccompFilter, cancel_runs};

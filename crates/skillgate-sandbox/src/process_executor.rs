@@ -59,6 +59,7 @@ impl ProcessExecutor {
             open_files: true,
             output_caps: true,
             clean_env: true,
+            workspace: false,
             ..Capabilities::none()
         }
     }

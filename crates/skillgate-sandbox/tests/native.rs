@@ -412,3 +412,68 @@ fn folder_files_come_from_the_skill_and_user_site_packages_stay_off() {
     );
     assert_eq!(String::from_utf8_lossy(&o.stdout), "42 None\n");
 }
+
+#[test]
+fn a_workspace_is_writable_handed_to_the_sandbox_user_and_never_executable() {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::create_dir(ws.path().join("sub")).unwrap();
+    // Written on the host (as an upload is): the step must be able to change it.
+    std::fs::write(ws.path().join("sub/in.txt"), b"host").unwrap();
+    let o = run_with(
+        "import os, subprocess\n\
+         print(os.getcwd())\n\
+         open('in.txt', 'a').write('+step')\n\
+         open('tool.sh', 'w').write('#!/bin/sh\\necho ran\\n')\n\
+         os.chmod('tool.sh', 0o755)\n\
+         try:\n    subprocess.run(['./tool.sh'])\n    print('executed')\n\
+         except PermissionError:\n    print('noexec')\n",
+        Limits::default(),
+        |req| {
+            req.spec.workspace = Some(skillgate_core::Workspace {
+                host: ws.path().to_path_buf(),
+                cwd: "sub".into(),
+            })
+        },
+    );
+    assert_eq!(
+        o.status,
+        Status::Ok,
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(o.stdout, b"/workspace/sub\nnoexec\n");
+    assert_eq!(
+        std::fs::read(ws.path().join("sub/in.txt")).unwrap(),
+        b"host+step"
+    );
+    assert!(ws.path().join("sub/tool.sh").exists());
+}
+
+#[test]
+fn a_workspace_that_is_not_a_directory_or_a_cwd_that_leaves_it_is_refused() {
+    let ws = tempfile::tempdir().unwrap();
+    for (host, cwd, why) in [
+        (ws.path().join("missing"), "", "cannot be used"),
+        (
+            ws.path().to_path_buf(),
+            "../..",
+            "stay inside the workspace",
+        ),
+    ] {
+        let skill = Skill::builder("t", Language::Python, b"print(1)".to_vec()).build();
+        let mut req = ExecRequest::new(Caller::new("a", "t"), skill, serde_json::json!({}));
+        req.spec.workspace = Some(skillgate_core::Workspace {
+            host: host.clone(),
+            cwd: cwd.into(),
+        });
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let err = rt
+            .block_on(NativeSandbox::new().oneshot(req))
+            .expect_err("refused")
+            .to_string();
+        assert!(err.contains(why), "{host:?} {cwd}: {err}");
+    }
+}

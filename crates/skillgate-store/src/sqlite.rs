@@ -286,6 +286,51 @@ impl Store for SqliteStore {
     }
 }
 
+/// Brings `component`'s tables in the SQLite database `conn` to the last of `migrations`
+/// (version N is `migrations[N-1]`), each applied once, in one `BEGIN IMMEDIATE`
+/// transaction (several processes may open the file at once): the SQLite twin of
+/// [`PgConn::migrate`](crate::pg::PgConn::migrate), with the same `skillgate_migrations`
+/// table, so one list of migrations serves both. A database newer than this skillgate
+/// is an error.
+pub fn migrate(
+    conn: &mut Connection,
+    component: &str,
+    migrations: &[&str],
+) -> Result<(), StoreError> {
+    let known = migrations.len() as i64;
+    let tx = conn
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(backend)?;
+    tx.execute_batch(
+        "CREATE TABLE IF NOT EXISTS skillgate_migrations(
+            component TEXT NOT NULL, version INTEGER NOT NULL,
+            applied_at TEXT NOT NULL DEFAULT CURRENT_TIMESTAMP,
+            PRIMARY KEY(component, version))",
+    )
+    .map_err(backend)?;
+    let have: i64 = tx
+        .query_row(
+            "SELECT coalesce(max(version), 0) FROM skillgate_migrations WHERE component = ?1",
+            params![component],
+            |r| r.get(0),
+        )
+        .map_err(backend)?;
+    if have > known {
+        return Err(StoreError::Backend(format!(
+            "the {component} tables have schema version {have}, this skillgate knows versions up to {known}"
+        )));
+    }
+    for (i, sql) in migrations.iter().enumerate().skip(have as usize) {
+        tx.execute_batch(sql).map_err(backend)?;
+        tx.execute(
+            "INSERT INTO skillgate_migrations(component, version) VALUES(?1, ?2)",
+            params![component, i as i64 + 1],
+        )
+        .map_err(backend)?;
+    }
+    tx.commit().map_err(backend)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -523,6 +523,7 @@ mod tests {
             network_none: true,
             network_allow_list: false,
             clean_env: true,
+            workspace: true,
         }
     }
 }

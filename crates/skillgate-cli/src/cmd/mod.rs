@@ -11,4 +11,5 @@ pub(crate) mod runtime;
 pub(crate) mod scan_code;
 pub(crate) mod scan_output;
 pub(crate) mod serve;
+pub(crate) mod session;
 pub(crate) mod skill;

@@ -253,6 +253,7 @@ impl DockerExecutor {
             network_none: true,
             network_allow_list: false,
             clean_env: true,
+            workspace: false,
         }
     }
 

@@ -11,6 +11,7 @@
 //! | `/tmp` | private | tmpfs, size-capped, noexec |
 //! | `/work` | the skill's files; the working directory and `HOME` | tmpfs, size-capped, noexec, owned by the sandbox user |
 //! | `/out` | `$SKILLGATE_OUTPUT_DIR`, collected after exit | tmpfs, size-capped, noexec, owned by the sandbox user |
+//! | `/workspace` | a session's workspace (`SandboxSpec::workspace`), only when given; then the working directory | writable bind of the host directory, nosuid, nodev, noexec; its tree owned by the sandbox user |
 //!
 //! The root itself is a small read-only tmpfs: nothing else of the host is visible.
 //! Landlock rules mirror this table.
@@ -18,7 +19,7 @@
 
 use super::plan::{ChildFds, LandlockPlan, LandlockRule, Op, Plan, SeccompPlan, cstr, ptr_array};
 use crate::{Interpreter, rlimits::RlimitSet};
-use skillgate_core::{ExecError, SandboxSpec, Skill};
+use skillgate_core::{ExecError, SandboxSpec, Skill, WORKSPACE_DIR};
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::CString;
 use std::os::unix::fs::DirBuilderExt;
@@ -32,7 +33,7 @@ pub(crate) const OUT_DIR: &str = "/out";
 /// virtualenv finds itself from the path its interpreter is started by).
 pub(crate) const RUNTIME_DIR: &str = "/runtime";
 /// The sandbox's own mount points: a host path beneath one would be hidden by it.
-const OWN_MOUNTS: [&str; 7] = [
+const OWN_MOUNTS: [&str; 8] = [
     "/etc",
     "/dev",
     "/proc",
@@ -40,6 +41,7 @@ const OWN_MOUNTS: [&str; 7] = [
     WORK_DIR,
     OUT_DIR,
     RUNTIME_DIR,
+    WORKSPACE_DIR,
 ];
 /// The host's system directories made visible.
 const SYSTEM_DIRS: [&str; 7] = [
@@ -167,6 +169,34 @@ impl Builder {
         self.ro_rules.push((inside.to_path_buf(), is_dir));
         Ok(())
     }
+}
+
+/// A workspace's host directory (absolute, an existing directory, not `/`) and its
+/// working directory (relative, staying inside).
+fn checked_workspace(ws: &skillgate_core::Workspace) -> Result<(PathBuf, PathBuf), ExecError> {
+    let host = std::fs::canonicalize(&ws.host).map_err(|e| {
+        ExecError::Other(format!(
+            "workspace `{}` cannot be used: {e}",
+            ws.host.display()
+        ))
+    })?;
+    if !ws.host.is_absolute() || !host.is_dir() || host == Path::new("/") {
+        return Err(ExecError::Other(format!(
+            "workspace `{}` must be an absolute directory other than `/`",
+            ws.host.display()
+        )));
+    }
+    let cwd = if ws.cwd.is_empty() {
+        PathBuf::new()
+    } else {
+        crate::workdir::safe_relative(&ws.cwd).ok_or_else(|| {
+            ExecError::Other(format!(
+                "workspace directory `{}` must be relative and stay inside the workspace",
+                ws.cwd
+            ))
+        })?
+    };
+    Ok((host, cwd))
 }
 
 /// A host path given for a read-only mount: absolute, existing, canonical, not `/`.
@@ -494,6 +524,26 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
     let owned = format!("size={cap},mode=0755,uid={},gid={}", i.host_uid, i.host_gid);
     b.tmpfs(WORK_DIR, owned.clone(), private)?;
     b.tmpfs(OUT_DIR, owned, private)?;
+    let cwd = match &i.spec.workspace {
+        Some(ws) => {
+            let (host, cwd) = checked_workspace(ws)?;
+            let inside = Path::new(WORKSPACE_DIR);
+            b.mkdir_p(inside)?;
+            let dst = cstr(b.host(inside))?;
+            b.ops.push(Op::Bind {
+                src: cstr(&host)?,
+                dst: dst.clone(),
+                ro_flags: None,
+            });
+            // Writable, never executable.
+            b.ops.push(Op::Remount {
+                dst,
+                flags: libc::MS_BIND | private,
+            });
+            inside.join(cwd)
+        }
+        None => PathBuf::from(WORK_DIR),
+    };
 
     // The skill's files, from the bytes read and checked when it was loaded (never from
     // the host's folder, which may have changed since): the folder's other files first,
@@ -541,6 +591,9 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
         for d in ["/tmp", WORK_DIR, OUT_DIR] {
             rules.push((d.into(), all & !LL_EXECUTE));
         }
+        if i.spec.workspace.is_some() {
+            rules.push((WORKSPACE_DIR.into(), all & !LL_EXECUTE));
+        }
         (all, rules)
     });
     let landlock = match landlock {
@@ -581,7 +634,7 @@ pub(crate) fn build(i: &Inputs<'_>) -> Result<Plan, ExecError> {
         uid: i.spec.uid,
         gid: i.spec.gid,
         cap_last_cap: i.cap_last_cap,
-        cwd: cstr(WORK_DIR)?,
+        cwd: cstr(&cwd)?,
         program: cstr(&program)?,
         argv_ptrs: ptr_array(&argv),
         envp_ptrs: ptr_array(&envp),

@@ -237,6 +237,7 @@ impl NativeSandbox {
             network_none: ns,
             network_allow_list: false,
             clean_env: true,
+            workspace: true,
         }
     }
 
@@ -390,6 +391,10 @@ impl NativeSandbox {
             seccomp,
             fds,
         })?;
+        // The plan checked the workspace; its tree becomes the sandbox user's.
+        if let Some(ws) = &req.spec.workspace {
+            crate::workspace::hand_over(&ws.host, owner.0.as_raw(), owner.1.as_raw())?;
+        }
         plan.cgroup_join = cgroup.init_join_fds();
         plan.skill_cgroup_join = cgroup.skill_join_fd();
 

@@ -1,0 +1,225 @@
+//! [`NativeBackend`]: the workspace on a tmpfs of its own (size-capped, nosuid, nodev,
+//! noexec), each step a run of the shared [`Engine`] with the workspace mounted writable
+//! (`SandboxSpec::workspace`): policy, pre-scan, isolation, seccomp, network, the secret
+//! scan and the monitor all apply, and an executor that cannot mount a workspace refuses.
+use crate::SessionError;
+use crate::backend::{Action, Backend, BackendCapabilities, Restore};
+use crate::model::StepSpec;
+use crate::snapshot::{self, Packed};
+use rustix::mount::{MountFlags, UnmountFlags};
+use skillgate::Engine;
+use skillgate_core::{Caller, ExecOutcome, Language, Skill, Workspace};
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The name a step's skill has in policy decisions, reports and the audit trail.
+pub const STEP_SKILL: &str = "session-step";
+
+/// The name of a workspace directory (in the temporary directory) begins with this,
+/// then the owning process's id and `-`.
+const WORKSPACE_PREFIX: &str = "skillgate-session-";
+
+/// Unmounts and removes the workspaces of processes that are gone (killed before they
+/// could clean up); returns how many.
+pub fn reclaim_stale_workspaces() -> std::io::Result<u32> {
+    let mut n = 0;
+    for entry in std::fs::read_dir(std::env::temp_dir())? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(WORKSPACE_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if Path::new("/proc").join(pid.to_string()).exists() {
+            continue;
+        }
+        let path = entry.path();
+        // Not mounted (any more) is fine: the directory goes either way.
+        let _ = rustix::mount::unmount(&path, UnmountFlags::DETACH);
+        std::fs::remove_dir_all(&path)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// A directory with a tmpfs of its own mounted on it; unmounted and removed when dropped.
+#[derive(Debug)]
+struct Tmpfs {
+    dir: tempfile::TempDir,
+    bytes: u64,
+    mounted: bool,
+}
+
+impl Tmpfs {
+    fn new(bytes: u64) -> Result<Tmpfs, SessionError> {
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("{WORKSPACE_PREFIX}{}-", std::process::id()))
+            .tempdir()
+            .map_err(|e| SessionError::Backend(format!("creating a workspace directory: {e}")))?;
+        let mut t = Tmpfs {
+            dir,
+            bytes,
+            mounted: false,
+        };
+        t.fresh()?;
+        Ok(t)
+    }
+
+    /// Mounts a new, empty tmpfs (dropping the previous one and everything in it).
+    fn fresh(&mut self) -> Result<(), SessionError> {
+        self.unmount()?;
+        let data = CString::new(format!("size={},mode=0700", self.bytes.max(4096)))
+            .map_err(|e| SessionError::Backend(e.to_string()))?;
+        rustix::mount::mount(
+            "skillgate-session",
+            self.dir.path(),
+            "tmpfs",
+            MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+            data.as_c_str(),
+        )
+        .map_err(|e| {
+            SessionError::Backend(format!(
+                "mounting the session workspace (a tmpfs) on {}: {e} (the native backend needs \
+                 root with CAP_SYS_ADMIN)",
+                self.dir.path().display()
+            ))
+        })?;
+        self.mounted = true;
+        Ok(())
+    }
+
+    fn unmount(&mut self) -> Result<(), SessionError> {
+        if self.mounted {
+            rustix::mount::unmount(self.dir.path(), UnmountFlags::DETACH).map_err(|e| {
+                SessionError::Backend(format!(
+                    "unmounting the session workspace {}: {e}",
+                    self.dir.path().display()
+                ))
+            })?;
+            self.mounted = false;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = self.unmount();
+    }
+}
+
+/// The native backend: one workspace, steps run by an [`Engine`] as one caller.
+#[derive(Debug)]
+pub struct NativeBackend {
+    engine: Arc<Engine>,
+    caller: Caller,
+    ws: Tmpfs,
+}
+
+impl NativeBackend {
+    /// A backend with an empty workspace of at most `workspace_bytes`, running steps as
+    /// `caller` through `engine`.
+    pub fn new(
+        engine: Arc<Engine>,
+        caller: Caller,
+        workspace_bytes: u64,
+    ) -> Result<NativeBackend, SessionError> {
+        Ok(NativeBackend {
+            engine,
+            caller,
+            ws: Tmpfs::new(workspace_bytes)?,
+        })
+    }
+
+    /// The workspace's host directory.
+    pub fn root(&self) -> &Path {
+        self.ws.dir.path()
+    }
+
+    fn io(what: &str, e: std::io::Error) -> SessionError {
+        SessionError::Backend(format!("{what}: {e}"))
+    }
+
+    async fn step(&mut self, spec: &StepSpec) -> Result<ExecOutcome, SessionError> {
+        crate::paths::check_cwd(&spec.cwd).map_err(SessionError::Invalid)?;
+        crate::paths::make_dir(self.root(), &spec.cwd)
+            .map_err(|e| Self::io("creating the step's working directory", e))?;
+        let entry = match spec.language {
+            Language::Python => "step.py",
+            Language::JavaScript => "step.js",
+        };
+        let skill = Skill::builder(STEP_SKILL, spec.language, spec.code.as_bytes().to_vec())
+            .entry(entry)
+            .build();
+        let mut req =
+            self.engine
+                .request(self.caller.clone(), skill, spec.input.clone(), spec.limits);
+        req.spec.workspace = Some(Workspace {
+            host: PathBuf::from(self.root()),
+            cwd: spec.cwd.clone(),
+        });
+        self.engine
+            .run(req)
+            .await
+            .map_err(|e| SessionError::Backend(format!("running a step: {e}")))
+    }
+}
+
+impl Backend for NativeBackend {
+    fn capabilities(&self) -> BackendCapabilities {
+        BackendCapabilities {
+            name: "native".into(),
+            pipeline: true,
+            snapshots: true,
+            workspace_bytes: self.ws.bytes,
+        }
+    }
+
+    fn materialize(&mut self, from: Restore<'_>) -> Result<(), SessionError> {
+        self.ws.fresh()?;
+        if let Restore::Snapshot(archive) = from {
+            snapshot::unpack(archive, self.root())
+                .map_err(|e| Self::io("restoring a snapshot", e))?;
+        }
+        Ok(())
+    }
+
+    async fn apply<'a>(
+        &'a mut self,
+        action: Action<'a>,
+    ) -> Result<Option<ExecOutcome>, SessionError> {
+        match action {
+            Action::Step(spec) => self.step(spec).await.map(Some),
+            Action::Upload { path, bytes, mode } => {
+                crate::paths::write(self.root(), path, bytes, mode)
+                    .map_err(|e| Self::io("writing an upload", e))?;
+                Ok(None)
+            }
+            Action::Mount { skill, archive } => {
+                let dir = format!("skills/{skill}");
+                crate::paths::make_dir(self.root(), &dir)
+                    .map_err(|e| Self::io("mounting a skill", e))?;
+                snapshot::unpack(archive, &self.root().join(&dir))
+                    .map_err(|e| Self::io("mounting a skill", e))?;
+                Ok(None)
+            }
+        }
+    }
+
+    fn digest(&self) -> Result<String, SessionError> {
+        snapshot::digest(self.root()).map_err(|e| Self::io("hashing the workspace", e))
+    }
+
+    fn snapshot(&self) -> Result<Packed, SessionError> {
+        snapshot::pack(self.root()).map_err(|e| Self::io("packing the workspace", e))
+    }
+
+    fn read(&self, path: &str, cap: u64) -> Result<Option<Vec<u8>>, SessionError> {
+        crate::paths::read(self.root(), path, cap).map_err(|e| Self::io("reading the workspace", e))
+    }
+}

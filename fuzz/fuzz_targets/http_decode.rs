@@ -1,0 +1,117 @@
+//! The HTTP API's request decoding (`skillgate-server`), on what a client controls: the
+//! first byte picks the decoder, the rest is the input.
+//! - 0: an `Authorization` header value (`keys::bearer`);
+//! - 1: a run body with a `Content-Type` line first (`protect::json_body` into
+//!   `SkillRunBody`);
+//! - 2: a bare-script run body likewise (`ScriptRunBody`, then `runs::language` and
+//!   `runs::script`);
+//! - 3: raw upload bytes (`tarball::read`);
+//! - 4: a file list (see `skillgate_fuzz::files`) packed as a `.tar.gz` by the harness and
+//!   published through `registry::unpack_and_load` (tar reading, path checks, the
+//!   skill-folder loader).
+//! Every decoder answers a value or an error with a 4xx status (5xx only for the
+//! server's own I/O), never a panic. Seeds: `corpora/fuzz/http_decode/`.
+#![no_main]
+use axum::body::Body;
+use http::{HeaderMap, HeaderValue, header};
+use libfuzzer_sys::fuzz_target;
+use skillgate_server::protect::{Limits, json_body};
+use skillgate_server::runs::{ScriptRunBody, SkillRunBody, language, script};
+use skillgate_server::{keys, registry, tarball};
+use std::sync::OnceLock;
+
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .expect("a runtime")
+    })
+}
+
+/// Splits `data` at its first newline into a `Content-Type` value and the body.
+fn headers_and_body(data: &[u8]) -> (HeaderMap, Vec<u8>) {
+    let (ct, body) = match data.iter().position(|&b| b == b'\n') {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (&b"application/json"[..], data),
+    };
+    let mut headers = HeaderMap::new();
+    if let Ok(v) = HeaderValue::from_bytes(ct) {
+        headers.insert(header::CONTENT_TYPE, v);
+    }
+    (headers, body.to_vec())
+}
+
+fn client_error(e: &skillgate_server::error::ApiError) {
+    assert!(
+        e.status.is_client_error(),
+        "{} for client input: {}",
+        e.status,
+        e.message
+    );
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&which, rest)) = data.split_first() else {
+        return;
+    };
+    let limits = Limits::default();
+    match which % 5 {
+        0 => {
+            if let Ok(key) = keys::bearer(Some(rest)) {
+                assert!(rest.len() <= 256 && std::str::from_utf8(rest).unwrap().contains(key));
+            }
+        }
+        1 => {
+            let (headers, body) = headers_and_body(rest);
+            let got = runtime().block_on(json_body::<SkillRunBody>(
+                &headers,
+                Body::from(body),
+                &limits,
+            ));
+            if let Err(e) = got {
+                client_error(&e);
+            }
+        }
+        2 => {
+            let (headers, body) = headers_and_body(rest);
+            let got = runtime().block_on(json_body::<ScriptRunBody>(
+                &headers,
+                Body::from(body),
+                &limits,
+            ));
+            match got {
+                Ok(b) => match language(&b.language) {
+                    Ok(lang) => {
+                        if let Err(e) = script(lang, b.code) {
+                            client_error(&e);
+                        }
+                    }
+                    Err(e) => client_error(&e),
+                },
+                Err(e) => client_error(&e),
+            }
+        }
+        3 => {
+            let _ = tarball::read(rest, tarball::Caps::default());
+        }
+        _ => {
+            let list = skillgate_fuzz::files::split_files(rest);
+            let Ok(gz) = skillgate_fuzz::files::tar_gz(&list) else {
+                return;
+            };
+            if let Err(e) = registry::unpack_and_load(&gz) {
+                // Only the server's own temporary folder may fail with a 5xx.
+                if !e.status.is_client_error() {
+                    assert!(
+                        e.message.contains("private directory")
+                            || e.message.contains("cannot unpack"),
+                        "{}: {}",
+                        e.status,
+                        e.message
+                    );
+                }
+            }
+        }
+    }
+});

@@ -1,6 +1,12 @@
 //! The global concurrency limit with a bounded queue: at most `concurrent` runs at once,
-//! at most `queue` more waiting; beyond that the server sheds load with 429 and
-//! `Retry-After`.
+//! at most `queue` more waiting, none of them longer than `max_wait`; beyond that the
+//! server sheds load with 429 and `Retry-After`.
+//!
+//! The wait bound is what keeps the latency of admitted requests close to the unloaded one
+//! under overload: a request either starts within `max_wait` or is told to come back. A
+//! long queue without it only makes every admitted request slower (its latency is the
+//! queue's length times the run time), and shedding at once without any queue turns
+//! clients that retry at once into a storm of 429s that takes the CPU from the runs.
 use crate::ServerState;
 use crate::error::ApiError;
 use axum::extract::{Request, State};
@@ -9,6 +15,7 @@ use axum::response::{IntoResponse, Response};
 use http::StatusCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 use tokio::sync::Semaphore;
 
 /// Admission control for runs.
@@ -18,6 +25,7 @@ pub struct Admission {
     waiting: AtomicUsize,
     running: AtomicUsize,
     queue: usize,
+    max_wait: Duration,
 }
 
 /// Runs at once by default: one per CPU the process may use.
@@ -33,22 +41,26 @@ pub fn default_concurrent() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// Runs waiting by default: as many as run at once.
-pub fn default_queue() -> usize {
-    default_concurrent()
-}
+/// Runs waiting at most by default (each for at most [`DEFAULT_MAX_WAIT`]).
+pub const DEFAULT_QUEUE: usize = 64;
+
+/// The longest a run waits for a slot by default: about one unloaded run of a small
+/// skill on the embedded sandbox, so an admitted request takes at most about twice as
+/// long as on an idle server.
+pub const DEFAULT_MAX_WAIT: Duration = Duration::from_millis(100);
 
 /// Seconds a shed client is told to wait.
 pub const RETRY_AFTER_SECS: u64 = 1;
 
 impl Admission {
-    /// `concurrent` runs at once, `queue` more waiting.
-    pub fn new(concurrent: usize, queue: usize) -> Admission {
+    /// `concurrent` runs at once, `queue` more waiting, each for at most `max_wait`.
+    pub fn new(concurrent: usize, queue: usize, max_wait: Duration) -> Admission {
         Admission {
             permits: Semaphore::new(concurrent.max(1)),
             waiting: AtomicUsize::new(0),
             running: AtomicUsize::new(0),
             queue,
+            max_wait,
         }
     }
 
@@ -95,13 +107,15 @@ impl Drop for Admitted<'_> {
 pub enum Shed {
     /// Every slot is taken and the queue is full.
     Full,
+    /// No slot came free within the longest wait.
+    Waited,
     /// The server is shutting down.
     Closed,
 }
 
 impl Admission {
-    /// Admits a run at once, or after waiting in the queue; refuses it when the queue is
-    /// full.
+    /// Admits a run at once, or after waiting in the queue (first come, first served);
+    /// refuses it when the queue is full or no slot came free within the longest wait.
     pub async fn enter(&self) -> Result<Admitted<'_>, Shed> {
         let permit = match self.permits.try_acquire() {
             Ok(p) => p,
@@ -110,9 +124,12 @@ impl Admission {
                     self.waiting.fetch_sub(1, Ordering::SeqCst);
                     return Err(Shed::Full);
                 }
-                let p = self.permits.acquire().await;
+                let p = tokio::time::timeout(self.max_wait, self.permits.acquire()).await;
                 self.waiting.fetch_sub(1, Ordering::SeqCst);
-                p.map_err(|_| Shed::Closed)?
+                match p {
+                    Ok(p) => p.map_err(|_| Shed::Closed)?,
+                    Err(_) => return Err(Shed::Waited),
+                }
             }
         };
         self.running.fetch_add(1, Ordering::SeqCst);
@@ -127,13 +144,14 @@ impl Admission {
 pub async fn admit(State(state): State<Arc<ServerState>>, req: Request, next: Next) -> Response {
     match state.admission.enter().await {
         Ok(_admitted) => next.run(req).await,
-        Err(Shed::Full) => {
-            let mut resp = ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "overloaded",
-                "the server is at its concurrency limit and its queue is full; retry later",
-            )
-            .into_response();
+        Err(shed @ (Shed::Full | Shed::Waited)) => {
+            let why = if shed == Shed::Full {
+                "the server is at its concurrency limit and its queue is full; retry later"
+            } else {
+                "the server is at its concurrency limit and no slot came free in time; retry later"
+            };
+            let mut resp =
+                ApiError::new(StatusCode::TOO_MANY_REQUESTS, "overloaded", why).into_response();
             resp.headers_mut().insert(
                 http::header::RETRY_AFTER,
                 http::HeaderValue::from(RETRY_AFTER_SECS),
@@ -155,7 +173,7 @@ mod tests {
 
     #[tokio::test]
     async fn beyond_the_slots_and_the_queue_runs_are_shed() {
-        let adm = Admission::new(1, 1);
+        let adm = Admission::new(1, 1, Duration::from_secs(3600));
         let first = adm.enter().await.unwrap();
         assert_eq!(adm.running(), 1);
         // The second waits in the queue; the third finds it full.
@@ -170,6 +188,20 @@ mod tests {
         drop(second);
         assert_eq!(adm.running(), 0);
         assert!(adm.metrics().contains("skillgate_server_runs_in_flight 0"));
+    }
+
+    #[tokio::test]
+    async fn a_run_that_finds_no_slot_within_the_longest_wait_is_shed() {
+        let adm = Admission::new(1, 8, Duration::from_millis(20));
+        let first = adm.enter().await.unwrap();
+        assert_eq!(adm.enter().await.unwrap_err(), Shed::Waited);
+        assert_eq!((adm.running(), adm.waiting()), (1, 0));
+        drop(first);
+        // A slot freed while it waits admits it.
+        let adm = Admission::new(1, 8, Duration::from_secs(3600));
+        let first = adm.enter().await.unwrap();
+        let (second, ()) = tokio::join!(adm.enter(), async move { drop(first) });
+        assert!(second.is_ok());
     }
 
     /// Polls `f` once: its output if it is ready.

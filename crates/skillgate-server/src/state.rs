@@ -179,16 +179,22 @@ impl ServerState {
             limits: crate::protect::Limits::default(),
             admission: crate::admission::Admission::new(
                 crate::admission::default_concurrent(),
-                crate::admission::default_queue(),
+                crate::admission::DEFAULT_QUEUE,
+                crate::admission::DEFAULT_MAX_WAIT,
             ),
             rate: crate::ratelimit::RateLimiter::new(crate::ratelimit::DEFAULT_PER_MINUTE),
         })
     }
 
     /// Sets the admission limits: at most `concurrent` runs at once and `queue` more
-    /// waiting; beyond that, 429.
-    pub fn with_admission(mut self, concurrent: usize, queue: usize) -> ServerState {
-        self.admission = crate::admission::Admission::new(concurrent, queue);
+    /// waiting, each for at most `max_wait`; beyond that, 429.
+    pub fn with_admission(
+        mut self,
+        concurrent: usize,
+        queue: usize,
+        max_wait: std::time::Duration,
+    ) -> ServerState {
+        self.admission = crate::admission::Admission::new(concurrent, queue, max_wait);
         self
     }
 

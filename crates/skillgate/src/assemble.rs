@@ -323,7 +323,7 @@ fn oci_executor(_: &Config) -> Result<ProcessExecutor, AssembleError> {
 /// The Jupyter Kernel Gateway executor of `[executor] kind = "jupyter"`; the token from
 /// `token`, else from `SKILLGATE_JUPYTER_TOKEN`.
 #[cfg(feature = "jupyter")]
-fn jupyter_executor(
+pub fn jupyter_executor(
     config: &Config,
 ) -> Result<skillgate_executors::jupyter::JupyterExecutor, AssembleError> {
     use skillgate_executors::jupyter::{JupyterExecutor, JupyterSettings, TOKEN_ENV};
@@ -360,7 +360,7 @@ fn jupyter_token(
 
 /// Without the `jupyter` feature, `kind = "jupyter"` is an error saying so.
 #[cfg(not(feature = "jupyter"))]
-fn jupyter_executor(_: &Config) -> Result<ProcessExecutor, AssembleError> {
+pub fn jupyter_executor(_: &Config) -> Result<ProcessExecutor, AssembleError> {
     Err(AssembleError {
         layer: LayerName::Executor,
         message:

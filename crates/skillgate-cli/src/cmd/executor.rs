@@ -2,7 +2,7 @@
 //! selects, one line per check; exit 0 only when every capability it claims holds.
 use crate::UsageError;
 use clap::{Args, Subcommand};
-use skillgate::assemble::{docker_executor, native_sandbox, oci_executor};
+use skillgate::assemble::{docker_executor, jupyter_executor, native_sandbox, oci_executor};
 use skillgate::config::ExecutorKind;
 use skillgate::runtimes::Runtimes;
 use skillgate::{Config, Language, Skill};
@@ -94,6 +94,19 @@ async fn check(config: &Config) -> Result<Report, UsageError> {
         ExecutorKind::Oci => {
             let exec = oci_executor(config)?;
             let mut kit = kit_for(config, exec.capabilities())?;
+            let p = exec.clone();
+            kit.leftovers = Some(probe(move |ids| {
+                let p = p.clone();
+                async move { p.leftovers(&ids).await.map_err(|e| e.to_string()) }
+            }));
+            kit.run(exec).await
+        }
+        ExecutorKind::Jupyter => {
+            // A kernel runs the gateway's own Python (no named runtime) and returns no
+            // output files.
+            let exec = jupyter_executor(config)?;
+            let mut kit = Kit::new(exec.capabilities());
+            kit.returns_artifacts = false;
             let p = exec.clone();
             kit.leftovers = Some(probe(move |ids| {
                 let p = p.clone();

@@ -28,10 +28,13 @@ pub(crate) struct ServeArgs {
     /// runs are CPU-bound; raise it for an executor that runs elsewhere).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     max_runs: Option<u32>,
-    /// Runs that may wait for a slot; beyond them, 429 with `Retry-After`. Default: as many
-    /// as `--max-runs`.
-    #[arg(long, value_name = "N")]
-    max_queued: Option<u32>,
+    /// Runs that may wait for a slot; beyond them, 429 with `Retry-After`.
+    #[arg(long, value_name = "N", default_value_t = skillgate_server::admission::DEFAULT_QUEUE as u32)]
+    max_queued: u32,
+    /// The longest a run waits for a slot before it is shed with 429, e.g. `100ms`: what
+    /// keeps an admitted request's latency near the unloaded one under overload.
+    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = skillgate::units::parse_duration)]
+    max_queue_wait: std::time::Duration,
 }
 
 pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, UsageError> {
@@ -53,7 +56,7 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, UsageError> {
         .map_or_else(skillgate_server::admission::default_concurrent, |n| {
             n as usize
         });
-    let state = state.with_admission(max_runs, args.max_queued.map_or(max_runs, |n| n as usize));
+    let state = state.with_admission(max_runs, args.max_queued as usize, args.max_queue_wait);
     for notice in state.engine().notices() {
         tracing::warn!(notice = %notice, "engine");
     }

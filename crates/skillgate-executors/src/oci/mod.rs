@@ -275,6 +275,7 @@ impl OciExecutor {
             network_none: true,
             network_allow_list: false,
             clean_env: true,
+            workspace: false,
         }
     }
 

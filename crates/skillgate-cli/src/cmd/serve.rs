@@ -31,9 +31,9 @@ pub(crate) struct ServeArgs {
     /// Runs that may wait for a slot; beyond them, 429 with `Retry-After`.
     #[arg(long, value_name = "N", default_value_t = skillgate_server::admission::DEFAULT_QUEUE as u32)]
     max_queued: u32,
-    /// The longest a run waits for a slot before it is shed with 429, e.g. `100ms`: what
+    /// The longest a run waits for a slot before it is shed with 429, e.g. `50ms`: what
     /// keeps an admitted request's latency near the unloaded one under overload.
-    #[arg(long, value_name = "DURATION", default_value = "100ms", value_parser = skillgate::units::parse_duration)]
+    #[arg(long, value_name = "DURATION", default_value = "50ms", value_parser = skillgate::units::parse_duration)]
     max_queue_wait: std::time::Duration,
 }
 

@@ -90,6 +90,22 @@ def rss_kib():
                 return int(line.split()[1])
     raise SystemExit("no VmRSS for the server")
 
+def audit_since(seen):
+    """The execution records after the first `seen`: (their count, {report status: n}).
+    A 2xx answer is not always a sandbox run: the monitor's throttle answers an agent past
+    its rate with a `denied` report, so the statuses say what the load really ran."""
+    time.sleep(0.5)
+    recs = []
+    with open(os.path.join(state, "audit.jsonl")) as f:
+        for line in f:
+            rec = json.loads(line)
+            if rec.get("kind") == "execution":
+                recs.append(rec)
+    counts = {}
+    for rec in recs[seen:]:
+        counts[rec.get("status")] = counts.get(rec.get("status"), 0) + 1
+    return len(recs), counts
+
 def pct(values, p):
     values = sorted(values)
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
@@ -145,6 +161,7 @@ print(f"  client p50 {pct(client, 50):.2f} ms, p99 {unloaded_p99:.2f} ms")
 print(f"  report duration_ms (pipeline, in the server) p50 {pct(pipeline, 50)} ms; executor layer p50 {pct(executor, 50):.2f} ms")
 print(f"  server's own addition (client time - duration_ms, per run) p50 {pct(added, 50):.2f} ms, p99 {pct(added, 99):.2f} ms")
 
+seen, _ = audit_since(0)
 if soak:
     print(f"soak: concurrency 8 for {soak}, RSS every 10 s")
     # hey writes its CSV at the end: into a file, not a pipe that would fill and stall it.
@@ -167,7 +184,9 @@ if soak:
     ok_runs += sum(n for c, n in codes.items() if 200 <= c < 300)
     base = samples[min(3, len(samples) - 1)]  # after 30 s of warm-up
     growth = (samples[-1] - base) / base * 100
-    print(f"  {len(rows)} requests, statuses {codes}")
+    print(f"  {len(rows)} requests, HTTP statuses {codes}")
+    seen, reports = audit_since(seen)
+    print(f"  report statuses (audit trail): {reports}")
     print(f"  RSS KiB: start {samples[0]}, after warm-up {base}, max {max(samples)}, end {samples[-1]}: growth {growth:+.1f}% (target < 10%)")
 else:
     print(f"hey, {duration} per level (p50/p99 of admitted 2xx answers):")
@@ -179,7 +198,8 @@ else:
         other = {k: v for k, v in codes.items() if not (200 <= k < 300) and k != 429}
         p50 = pct(ok_ms, 50) if ok_ms else float("nan")
         p99 = pct(ok_ms, 99) if ok_ms else float("nan")
-        print(f"  {c:>4} {n_ok / secs:>8.1f} {p50:>8.2f} {p99:>8.2f} {p99 / unloaded_p99:>11.1f}x {n_ok:>6} {codes.get(429, 0):>6} {other or ''}")
+        seen, reports = audit_since(seen)
+        print(f"  {c:>4} {n_ok / secs:>8.1f} {p50:>8.2f} {p99:>8.2f} {p99 / unloaded_p99:>11.1f}x {n_ok:>6} {codes.get(429, 0):>6} {other or ''} reports {reports}")
 
 print(f"server RSS: {rss_start} KiB before the load, {rss_kib()} KiB after")
 

@@ -81,8 +81,10 @@ pub struct Policy {
     /// The schema's action entities, added to every request's entity set.
     actions: Arc<[Entity]>,
     authorizer: Arc<Authorizer>,
-    /// The publish policies (`[policy] publish_policies` on top of the base ones).
-    publish: Arc<PublishGate>,
+    /// The publish policies of an operator folder (`[policy] publish_policies`) on top of
+    /// the base ones, loaded (and checked) with the run policies; `None` for the base
+    /// publish policies alone, built on first use: a `skillgate run` never needs them.
+    publish: Option<Arc<PublishGate>>,
 }
 
 impl std::fmt::Debug for Policy {
@@ -157,7 +159,7 @@ impl Policy {
             trust_caller_groups: false,
             uids: Uids::new(),
             authorizer: Arc::new(Authorizer::new()),
-            publish: PublishGate::builtin()?,
+            publish: None,
         })
     }
 
@@ -195,7 +197,9 @@ impl Policy {
             policy = policy.with_catalogue_json(&path.display().to_string(), &text)?;
         }
         policy.trust_caller_groups = sources.trust_caller_groups;
-        policy.publish = PublishGate::load(sources.publish_policies.as_deref())?;
+        if let Some(dir) = &sources.publish_policies {
+            policy.publish = Some(PublishGate::load(Some(dir))?);
+        }
         Ok(policy)
     }
 
@@ -308,17 +312,24 @@ impl Policy {
         crate::request::tenant_of(self.entities.get(&uid)?).map(|t| t.id().unescaped().to_string())
     }
 
-    /// The publish policies ([`crate::publish`]).
-    pub fn publish_gate(&self) -> &PublishGate {
-        &self.publish
+    /// The publish policies ([`crate::publish`]). An operator folder's were loaded with the
+    /// gate; the base ones alone are built on first use, once per process (an error there
+    /// is a defect of the compiled-in files, which the tests load).
+    pub fn publish_gate(&self) -> Result<Arc<PublishGate>, LoadError> {
+        match &self.publish {
+            Some(gate) => Ok(gate.clone()),
+            None => PublishGate::builtin(),
+        }
     }
 
     /// May `publisher` publish `skill` to the registry? Decided by the publish policies
     /// ([`crate::publish`]), with each builder's tenant from the entities file; a builder
     /// the file does not declare, an agent, or any error denies.
     pub fn authorize_publish(&self, publisher: &Publisher, skill: &PublishSkill) -> Decision {
-        self.publish
-            .authorize(publisher, skill, |b| self.builder_tenant(b))
+        match self.publish_gate() {
+            Ok(gate) => gate.authorize(publisher, skill, |b| self.builder_tenant(b)),
+            Err(e) => Decision::deny_with_error(e.to_string()),
+        }
     }
 
     /// Every policy id (static policies, templates and grant links) with the file it comes

@@ -422,6 +422,7 @@ fn run_policies_keep_loading_beside_publish_policies_and_a_broken_one_is_named()
     assert!(policy.policy_ids().iter().any(|(id, _)| id == "mine"));
     let publish_ids: Vec<String> = policy
         .publish_gate()
+        .unwrap()
         .policy_ids()
         .into_iter()
         .map(|(id, _)| id)

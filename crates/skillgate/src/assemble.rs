@@ -1,6 +1,7 @@
 //! Building the whole pipeline from a [`Config`]: which layers, with which settings, in
 //! the architecture's order, around which executor. `skillgate run` uses exactly this, and
 //! so can a service that embeds skillgate.
+use crate::background::Pending;
 use crate::config::ExecutorKind;
 use crate::{Config, InputSchemaLayer, IsolationLayer, PipelineBuilder};
 use skillgate_core::{BoxExecService, Language, LayerName, NoQuarantine, QuarantineSource};
@@ -42,6 +43,35 @@ pub struct Assembled {
 /// # drop(assembled);
 /// ```
 pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled, AssembleError> {
+    // Parsing and validating the Cedar files is the longest step: it runs on its own thread
+    // while the other layers are built (each `skillgate run` is a fresh process).
+    std::thread::scope(|scope| {
+        let policy = (!disabled.contains(&LayerName::Policy)).then(|| {
+            Pending::start(scope, "policy-load", || {
+                skillgate_policy::Policy::load(&config.policy)
+            })
+        });
+        // The monitor's own store in the state directory (a schema read, a WAL to map).
+        let store =
+            (config.store.url.is_none() && !disabled.contains(&LayerName::Monitor)).then(|| {
+                Pending::start(scope, "monitor-open", || {
+                    skillgate_monitor::Monitor::from_config(&config.monitor, None)
+                })
+            });
+        build(config, disabled, policy, store)
+    })
+}
+
+fn build(
+    config: &Config,
+    disabled: &[LayerName],
+    pending_policy: Option<
+        Pending<'_, Result<skillgate_policy::Policy, skillgate_policy::LoadError>>,
+    >,
+    pending_monitor: Option<
+        Pending<'_, Result<skillgate_monitor::Monitor, skillgate_monitor::MonitorError>>,
+    >,
+) -> Result<Assembled, AssembleError> {
     let mut notices: Vec<String> = disabled
         .iter()
         .map(|l| format!("the {l} layer is disabled for this run"))
@@ -102,23 +132,32 @@ pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled,
     let mut monitor_layer = None;
     if enabled(LayerName::Monitor) {
         let monitor = match &shared {
-            Some(state) => skillgate_monitor::Monitor::with_state(state.clone(), &config.monitor),
-            None => skillgate_monitor::Monitor::from_config(&config.monitor, None),
+            Some(state) => skillgate_monitor::Monitor::with_state(state.clone(), &config.monitor)
+                .map_err(|e| e.to_string()),
+            None => match pending_monitor {
+                Some(pending) => pending
+                    .wait()
+                    .and_then(|opened| opened.map_err(|e| e.to_string())),
+                None => skillgate_monitor::Monitor::from_config(&config.monitor, None)
+                    .map_err(|e| e.to_string()),
+            },
         }
-        .map_err(|e| AssembleError {
+        .map_err(|message| AssembleError {
             layer: LayerName::Monitor,
-            message: e.to_string(),
+            message,
         })?;
         quarantine = monitor.store().clone().into_quarantine_source();
         monitor_layer = Some(skillgate_monitor::MonitorLayer::new(monitor));
     }
     let mut gate = None;
-    if enabled(LayerName::Policy) {
+    if let Some(pending) = pending_policy {
         let policy = Arc::new(
-            skillgate_policy::Policy::load(&config.policy)
-                .map_err(|e| AssembleError {
+            pending
+                .wait()
+                .and_then(|loaded| loaded.map_err(|e| e.to_string()))
+                .map_err(|message| AssembleError {
                     layer: LayerName::Policy,
-                    message: e.to_string(),
+                    message,
                 })?
                 .with_quarantine(quarantine.clone())
                 .with_run_limits(run_limits(config, enabled(LayerName::Isolation))),

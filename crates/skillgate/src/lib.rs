@@ -26,6 +26,7 @@
 //! ```
 
 pub mod assemble;
+pub mod background;
 pub mod config;
 pub mod engine;
 pub mod folder;

@@ -243,7 +243,7 @@ fn validate(args: SourceArgs) -> Result<ExitCode, UsageError> {
     for (id, file) in ids {
         println!("  {id}  ({file})");
     }
-    let publish = policy.publish_gate().policy_ids();
+    let publish = policy.publish_gate()?.policy_ids();
     println!("publish policies: {}", publish.len());
     for (id, file) in publish {
         println!("  {id}  ({file})");

@@ -176,12 +176,25 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
     if let Some(dir) = &args.state_dir {
         config.monitor.state_dir = Some(dir.clone());
     }
-    let skill = match load_skill(&args) {
+    // The skill folder (its input schema is checked against the JSON Schema meta-schema)
+    // and the input load on a thread of their own while the pipeline is built.
+    let (skill, input, engine) = std::thread::scope(|scope| {
+        let read = skillgate::background::Pending::start(scope, "skill-load", || {
+            (load_skill(&args), read_input(&args))
+        });
+        let engine = skillgate::Engine::new(config, &args.disable);
+        let (skill, input) = match read.wait() {
+            Ok(read) => read,
+            Err(e) => (Err(UsageError(e.clone())), Err(UsageError(e))),
+        };
+        (skill, input, engine)
+    });
+    let skill = match skill {
         Ok(skill) => skill,
         Err(e) => return invalid_skill(&args, e),
     };
-    let input = read_input(&args)?;
-    let engine = skillgate::Engine::new(config, &args.disable)?;
+    let input = input?;
+    let engine = engine?;
     for notice in engine.notices() {
         anstream::eprintln!("warning: {notice}");
     }
@@ -210,6 +223,12 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
         .map_err(|e| UsageError(format!("execution failed: {e}")))?;
     let report = Report::new(&outcome, started.elapsed());
     render::print_report(&report, args.format);
+    // The process ends here, and what the run changed is already durable (the audit
+    // record is written and synced, the store's transaction committed): freeing the
+    // pipeline (rule packs, policies, the store's connection) and the runtime's threads
+    // would only delay the exit.
+    std::mem::forget(engine);
+    std::mem::forget(rt);
     Ok(if report.status.is_ok() {
         ExitCode::SUCCESS
     } else {

@@ -1,0 +1,47 @@
+//! Start-up work done on threads of its own: each `skillgate run` is a fresh process that
+//! parses its policies, opens its state store and loads its skill before the sandbox
+//! starts, and these are independent of one another.
+//!
+//! ```
+//! let (a, b) = std::thread::scope(|scope| {
+//!     let a = skillgate::background::Pending::start(scope, "sum", || (1..=10).sum::<u32>());
+//!     let b = 6 * 7;
+//!     (a.wait().unwrap(), b)
+//! });
+//! assert_eq!((a, b), (55, 42));
+//! ```
+use std::thread::{Scope, ScopedJoinHandle};
+
+/// The main thread's stack size: work moved off it (a deeply nested policy, schema or
+/// input) must not overflow a smaller stack where it did not before.
+pub const STACK: usize = 8 << 20;
+
+/// A result being computed on a scoped thread of its own.
+#[derive(Debug)]
+pub struct Pending<'scope, T>(Result<ScopedJoinHandle<'scope, T>, String>);
+
+impl<'scope, T: Send + 'scope> Pending<'scope, T> {
+    /// Runs `work` on a new thread named `name` (with a [`STACK`]-sized stack) in `scope`.
+    pub fn start<'env>(
+        scope: &'scope Scope<'scope, 'env>,
+        name: &str,
+        work: impl FnOnce() -> T + Send + 'scope,
+    ) -> Self {
+        let spawned = std::thread::Builder::new()
+            .name(name.to_string())
+            .stack_size(STACK)
+            .spawn_scoped(scope, work)
+            .map_err(|e| format!("cannot start the {name} thread: {e}"));
+        Pending(spawned)
+    }
+
+    /// Waits for the result. A thread that could not start or that panicked is an error
+    /// naming it: the caller refuses to go on.
+    pub fn wait(self) -> Result<T, String> {
+        let handle = self.0?;
+        let name = handle.thread().name().unwrap_or("start-up").to_string();
+        handle
+            .join()
+            .map_err(|_| format!("the {name} thread panicked"))
+    }
+}

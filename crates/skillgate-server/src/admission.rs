@@ -7,6 +7,13 @@
 //! long queue without it only makes every admitted request slower (its latency is the
 //! queue's length times the run time), and shedding at once without any queue turns
 //! clients that retry at once into a storm of 429s that takes the CPU from the runs.
+//!
+//! Admission comes first on the run routes, before the API key is looked up, the body is
+//! read or anything is logged: a shed request costs an atomic or two and a short JSON
+//! answer. So a caller with a bad key may get 429 (come back later) where an idle server
+//! would answer 401. A shed request leaves no audit record and no log line of its own;
+//! the server counts them (`skillgate_server_runs_shed_total` in `/metrics`) and logs
+//! how many it shed at most once a second.
 use crate::ServerState;
 use crate::error::ApiError;
 use axum::extract::{Request, State};
@@ -14,8 +21,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 use tokio::sync::Semaphore;
 
 /// Admission control for runs.
@@ -26,6 +33,41 @@ pub struct Admission {
     running: AtomicUsize,
     queue: usize,
     max_wait: Duration,
+    shed: ShedCount,
+}
+
+/// Requests shed so far, and when the log last said how many.
+#[derive(Debug)]
+struct ShedCount {
+    total: AtomicU64,
+    /// `total` when the log last said it.
+    logged: AtomicU64,
+    /// Milliseconds after `since` when the log last said it.
+    logged_at_ms: AtomicU64,
+    since: Instant,
+}
+
+impl ShedCount {
+    /// Counts one shed request; says how many were shed since the last line when a second
+    /// has passed since it (one line a second at most, however many are shed).
+    fn add(&self) {
+        let total = self.total.fetch_add(1, Ordering::Relaxed) + 1;
+        let now = self.since.elapsed().as_millis() as u64;
+        let last = self.logged_at_ms.load(Ordering::Relaxed);
+        if now.saturating_sub(last) >= 1000
+            && self
+                .logged_at_ms
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            let before = self.logged.swap(total, Ordering::Relaxed);
+            tracing::info!(
+                shed = total - before,
+                shed_total = total,
+                "runs shed with 429 since the last such line"
+            );
+        }
+    }
 }
 
 /// Runs at once by default: one per CPU the process may use.
@@ -64,7 +106,18 @@ impl Admission {
             running: AtomicUsize::new(0),
             queue,
             max_wait,
+            shed: ShedCount {
+                total: AtomicU64::new(0),
+                logged: AtomicU64::new(0),
+                logged_at_ms: AtomicU64::new(0),
+                since: Instant::now(),
+            },
         }
+    }
+
+    /// Requests shed (429) so far.
+    pub fn shed_total(&self) -> u64 {
+        self.shed.total.load(Ordering::Relaxed)
     }
 
     /// Runs admitted and not finished.
@@ -85,9 +138,13 @@ impl Admission {
              skillgate_server_runs_in_flight {}\n\
              # HELP skillgate_server_runs_queued Runs waiting for a slot.\n\
              # TYPE skillgate_server_runs_queued gauge\n\
-             skillgate_server_runs_queued {}\n",
+             skillgate_server_runs_queued {}\n\
+             # HELP skillgate_server_runs_shed_total Run requests shed with 429 (no slot, queue full or waited too long).\n\
+             # TYPE skillgate_server_runs_shed_total counter\n\
+             skillgate_server_runs_shed_total {}\n",
             self.running(),
-            self.waiting()
+            self.waiting(),
+            self.shed_total()
         )
     }
 }
@@ -143,11 +200,14 @@ impl Admission {
     }
 }
 
-/// Admits the request, queues it, or sheds it (429).
+/// Admits the request, queues it, or sheds it (429). Put it before the authentication:
+/// a shed request is answered without looking at its key or its body. Its answer carries
+/// its [`Shed`] in its extensions, so the request log leaves it out.
 pub async fn admit(State(state): State<Arc<ServerState>>, req: Request, next: Next) -> Response {
     match state.admission.enter().await {
         Ok(_admitted) => next.run(req).await,
         Err(shed @ (Shed::Full | Shed::Waited)) => {
+            state.admission.shed.add();
             let why = if shed == Shed::Full {
                 "the server is at its concurrency limit and its queue is full; retry later"
             } else {
@@ -159,6 +219,7 @@ pub async fn admit(State(state): State<Arc<ServerState>>, req: Request, next: Ne
                 http::header::RETRY_AFTER,
                 http::HeaderValue::from(RETRY_AFTER_SECS),
             );
+            resp.extensions_mut().insert(shed);
             resp
         }
         Err(Shed::Closed) => ApiError::new(

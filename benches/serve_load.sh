@@ -2,8 +2,8 @@
 # Load on `skillgate serve` (a benchmark, not a test; all traffic to 127.0.0.1).
 #
 # Builds release, starts `serve` on 127.0.0.1 (any free port) with the example config (its
-# entities declaring the load's agents) and a fresh state dir, creates a builder key, an
-# agent key for the unloaded runs and AGENTS for the load, publishes the trivial skill
+# entities declaring the load's agents) and a fresh state dir, creates a builder key, 8
+# agent keys for the unloaded runs and AGENTS for the load, publishes the trivial skill
 # (examples/skills/analyze-rows, the README's main example) and then:
 #   1. unloaded: sequential runs on one keep-alive connection, timed by the client, next
 #      to the report's own `duration_ms` (the wall time through the pipeline, measured in
@@ -29,7 +29,7 @@
 # an agent whose load lasts under a minute has nothing before it, so a well-behaved agent
 # is never throttled and the load exercises sandbox runs, not the deny path. Keep the soak's
 # slices under a minute (the script says so when they are not). The warm-up and the
-# unloaded runs have a key of their own.
+# unloaded runs take turns over 8 keys of their own.
 #
 # Usage: benches/serve_load.sh [--duration 10s] [--soak 10m] [--agents 20]
 #        SKILLGATE_BIN=/path/to/skillgate benches/serve_load.sh   (that binary instead of
@@ -75,8 +75,8 @@ import json, os, sys
 work, agents = sys.argv[1], int(sys.argv[2])
 entities = json.load(open("examples/entities.json"))
 model = next(e for e in entities if e["uid"] == {"type": "Agent", "id": "analyst-1"})
-for i in range(1, agents + 1):
-    entities.append(dict(model, uid={"type": "Agent", "id": f"load-{i}"}))
+for name in [f"load-{i}" for i in range(1, agents + 1)] + [f"warm-{i}" for i in range(1, 9)]:
+    entities.append(dict(model, uid={"type": "Agent", "id": name}))
 json.dump(entities, open(os.path.join(work, "entities.json"), "w"))
 text = open("examples/skillgate.toml").read()
 for name in ("entities", "grants", "catalogue"):
@@ -90,7 +90,10 @@ PYEOF
 STATE="$WORK/state"
 key() { "$SG" keys create "$@" --config "$CONFIG" --state-dir "$STATE" | tail -n 1; }
 BUILDER_KEY=$(key --builder builder-alice --tenant acme)
-AGENT_KEY=$(key --agent analyst-1 --tenant acme)
+# The warm-up and the unloaded runs (220) take turns over 8 keys of their own: under 30
+# runs each, the rate-spike detection's least, however long they take.
+: >"$WORK/warm-keys"
+for i in $(seq 1 8); do key --agent "warm-$i" --tenant acme >>"$WORK/warm-keys"; done
 : >"$WORK/agent-keys"
 for i in $(seq 1 "$AGENTS"); do key --agent "load-$i" --tenant acme >>"$WORK/agent-keys"; done
 
@@ -108,15 +111,16 @@ curl -sf -o /dev/null -H "Authorization: Bearer $BUILDER_KEY" -H 'Content-Type: 
 python3 -c 'import json; print(json.dumps({"input": json.load(open("examples/skills/analyze-rows/sample-input.json"))}))' \
   >"$WORK/body.json"
 
-python3 - "$ADDR" "$AGENT_KEY" "$WORK" "$STATE" "$SERVER_PID" "$DURATION" "$SOAK" <<'PYEOF'
+python3 - "$ADDR" "-" "$WORK" "$STATE" "$SERVER_PID" "$DURATION" "$SOAK" <<'PYEOF'
 import csv, http.client, json, os, statistics, subprocess, sys, time
 
-addr, key, work, state, pid, duration, soak = sys.argv[1:8]
+addr, _, work, state, pid, duration, soak = sys.argv[1:8]
 load_keys = open(os.path.join(work, "agent-keys")).read().split()
+warm_keys = open(os.path.join(work, "warm-keys")).read().split()
 host, port = addr.rsplit(":", 1)
 path = "/v1/skills/analyze-rows/runs"
 body = open(os.path.join(work, "body.json"), "rb").read()
-headers = {"Authorization": "Bearer " + key, "Content-Type": "application/json"}
+warm_turn = 0  # the warm-up and unloaded runs take turns over warm_keys
 ok_runs = 0  # every 2xx run answer, to check against the audit trail
 
 def rss_kib():
@@ -176,9 +180,11 @@ def hey(concurrency, how_long, agent_key):
 # Warm-up (the first runs fill the caches: pre-scan verdict, interpreter pages).
 conn = http.client.HTTPConnection(host, int(port))
 def one():
-    global ok_runs
+    global ok_runs, warm_turn
+    warm_turn += 1
     t = time.perf_counter()
-    conn.request("POST", path, body, headers)
+    conn.request("POST", path, body, {"Authorization": "Bearer " + warm_keys[warm_turn % len(warm_keys)],
+                                      "Content-Type": "application/json"})
     resp = conn.getresponse()
     data = resp.read()
     ms = (time.perf_counter() - t) * 1000

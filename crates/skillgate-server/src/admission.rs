@@ -154,8 +154,11 @@ pub fn default_concurrent() -> usize {
 pub const DEFAULT_QUEUE: usize = 1024;
 
 /// The longest a run waits for a slot by default: under one unloaded run of a small
-/// skill on the embedded sandbox (50–80 ms here), so an admitted request takes at most
-/// about twice as long as on an idle server.
+/// skill on the embedded sandbox (50–80 ms here), so even a request admitted after the
+/// whole wait takes at most about twice as long as on an idle server. With
+/// [`QueueOrder::NewestFirst`] under overload, the admitted requests hardly wait, and the
+/// wait mostly parks the requests that will be shed: a client that retries at once comes
+/// back once per wait, not in a loop.
 pub const DEFAULT_MAX_WAIT: Duration = Duration::from_millis(50);
 
 /// Seconds a shed client is told to wait.

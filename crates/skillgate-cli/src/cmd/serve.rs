@@ -31,8 +31,9 @@ pub(crate) struct ServeArgs {
     /// Runs that may wait for a slot; beyond them, 429 with `Retry-After`.
     #[arg(long, value_name = "N", default_value_t = skillgate_server::admission::DEFAULT_QUEUE as u32)]
     max_queued: u32,
-    /// The longest a run waits for a slot before it is shed with 429, e.g. `50ms`: what
-    /// keeps an admitted request's latency near the unloaded one under overload.
+    /// The longest a run waits for a slot before it is shed with 429, e.g. `50ms`: bounds
+    /// an admitted request's wait, and parks a request to be shed (a client that retries
+    /// at once comes back once per wait).
     #[arg(long, value_name = "DURATION", default_value = "50ms", value_parser = skillgate::units::parse_duration)]
     max_queue_wait: std::time::Duration,
     /// Which waiting run a freed slot goes to: `newest-first` (under overload, the runs

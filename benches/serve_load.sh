@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Load on `skillgate serve` (a benchmark, not a test; all traffic to 127.0.0.1).
 #
-# Builds release, starts `serve` on 127.0.0.1 (any free port) with the example config and
-# a fresh state dir, creates a builder and an agent key, publishes the trivial skill
+# Builds release, starts `serve` on 127.0.0.1 (any free port) with the example config (its
+# entities declaring the load's agents) and a fresh state dir, creates a builder key, 8
+# agent keys for the unloaded runs and AGENTS for the load, publishes the trivial skill
 # (examples/skills/analyze-rows, the README's main example) and then:
 #   1. unloaded: sequential runs on one keep-alive connection, timed by the client, next
 #      to the report's own `duration_ms` (the wall time through the pipeline, measured in
@@ -21,19 +22,32 @@
 # that long and samples the server's RSS every 10 s, reporting its growth from the first
 # sample after warm-up to the last (target: under 10%).
 #
-# Usage: benches/serve_load.sh [--duration 10s] [--soak 10m]
+# The load is spread over AGENTS agent keys (--agents, default 20), one after another: each
+# sweep level, and each of AGENTS equal slices of the soak, is driven by the next key (hey
+# sends one key). The monitor's rate-spike detection throttles an agent whose requests in
+# the last minute are 10 times its average before that minute (rules/monitor/default.toml);
+# an agent whose load lasts under a minute has nothing before it, so a well-behaved agent
+# is never throttled and the load exercises sandbox runs, not the deny path. Keep the soak's
+# slices under a minute (the script says so when they are not). The warm-up and the
+# unloaded runs take turns over 8 keys of their own.
+#
+# Usage: benches/serve_load.sh [--duration 10s] [--soak 10m] [--agents 20]
 #        SKILLGATE_BIN=/path/to/skillgate benches/serve_load.sh   (that binary instead of
 #        building this checkout)
+#        SERVE_ARGS="--queue-order oldest-first" benches/serve_load.sh   (more `serve` flags)
 set -euo pipefail
 DURATION=10s
 SOAK=
+AGENTS=20
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) DURATION="$2"; shift 2 ;;
     --soak) SOAK="$2"; shift 2 ;;
-    *) echo "usage: $0 [--duration 10s] [--soak 10m]" >&2; exit 2 ;;
+    --agents) AGENTS="$2"; shift 2 ;;
+    *) echo "usage: $0 [--duration 10s] [--soak 10m] [--agents 20]" >&2; exit 2 ;;
   esac
 done
+case "$AGENTS" in ''|*[!0-9]*|0) echo "--agents: expected a positive number, got '$AGENTS'" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/.."
 if [ -n "${SKILLGATE_BIN:-}" ]; then
   SG="$SKILLGATE_BIN"
@@ -53,16 +67,40 @@ cleanup() {
 }
 trap cleanup EXIT
 
-CONFIG=examples/skillgate.toml
+# The example config, with its entities declaring the load's agents (load-1 ... load-N,
+# analysts of acme like analyst-1: an agent the entities do not declare is denied).
+CONFIG="$WORK/skillgate.toml"
+python3 - "$WORK" "$AGENTS" <<'PYEOF'
+import json, os, sys
+work, agents = sys.argv[1], int(sys.argv[2])
+entities = json.load(open("examples/entities.json"))
+model = next(e for e in entities if e["uid"] == {"type": "Agent", "id": "analyst-1"})
+for name in [f"load-{i}" for i in range(1, agents + 1)] + [f"warm-{i}" for i in range(1, 9)]:
+    entities.append(dict(model, uid={"type": "Agent", "id": name}))
+json.dump(entities, open(os.path.join(work, "entities.json"), "w"))
+text = open("examples/skillgate.toml").read()
+for name in ("entities", "grants", "catalogue"):
+    old = f'{name} = "{name}.json"'
+    if old not in text:
+        raise SystemExit(f"examples/skillgate.toml has no `{old}`")
+    where = work if name == "entities" else os.path.abspath("examples")
+    text = text.replace(old, f'{name} = "{where}/{name}.json"')
+open(os.path.join(work, "skillgate.toml"), "w").write(text)
+PYEOF
 STATE="$WORK/state"
 key() { "$SG" keys create "$@" --config "$CONFIG" --state-dir "$STATE" | tail -n 1; }
 BUILDER_KEY=$(key --builder builder-alice --tenant acme)
-AGENT_KEY=$(key --agent analyst-1 --tenant acme)
+# The warm-up and the unloaded runs (220) take turns over 8 keys of their own: under 30
+# runs each, the rate-spike detection's least, however long they take.
+: >"$WORK/warm-keys"
+for i in $(seq 1 8); do key --agent "warm-$i" --tenant acme >>"$WORK/warm-keys"; done
+: >"$WORK/agent-keys"
+for i in $(seq 1 "$AGENTS"); do key --agent "load-$i" --tenant acme >>"$WORK/agent-keys"; done
 
 mkfifo "$WORK/out"
-# One agent key drives all the load: its rate limit is lifted so that the admission
-# control (--max-runs, --max-queued: their defaults) is what sheds.
-"$SG" serve --config "$CONFIG" --state-dir "$STATE" --listen 127.0.0.1:0 --rate-limit 1000000000 >"$WORK/out" 2>"$WORK/server.log" &
+# The keys' rate limit is lifted so that the admission control (--max-runs, --max-queued,
+# --max-queue-wait, --queue-order: their defaults) is what sheds.
+"$SG" serve --config "$CONFIG" --state-dir "$STATE" --listen 127.0.0.1:0 --rate-limit 1000000000 ${SERVE_ARGS:-} >"$WORK/out" 2>"$WORK/server.log" &
 SERVER_PID=$!
 read -r _ _ ADDR <"$WORK/out"
 echo "serve (pid $SERVER_PID) on $ADDR, state $STATE" >&2
@@ -73,14 +111,16 @@ curl -sf -o /dev/null -H "Authorization: Bearer $BUILDER_KEY" -H 'Content-Type: 
 python3 -c 'import json; print(json.dumps({"input": json.load(open("examples/skills/analyze-rows/sample-input.json"))}))' \
   >"$WORK/body.json"
 
-python3 - "$ADDR" "$AGENT_KEY" "$WORK" "$STATE" "$SERVER_PID" "$DURATION" "$SOAK" <<'PYEOF'
+python3 - "$ADDR" "-" "$WORK" "$STATE" "$SERVER_PID" "$DURATION" "$SOAK" <<'PYEOF'
 import csv, http.client, json, os, statistics, subprocess, sys, time
 
-addr, key, work, state, pid, duration, soak = sys.argv[1:8]
+addr, _, work, state, pid, duration, soak = sys.argv[1:8]
+load_keys = open(os.path.join(work, "agent-keys")).read().split()
+warm_keys = open(os.path.join(work, "warm-keys")).read().split()
 host, port = addr.rsplit(":", 1)
 path = "/v1/skills/analyze-rows/runs"
 body = open(os.path.join(work, "body.json"), "rb").read()
-headers = {"Authorization": "Bearer " + key, "Content-Type": "application/json"}
+warm_turn = 0  # the warm-up and unloaded runs take turns over warm_keys
 ok_runs = 0  # every 2xx run answer, to check against the audit trail
 
 def rss_kib():
@@ -110,13 +150,22 @@ def pct(values, p):
     values = sorted(values)
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
 
-def hey(concurrency, how_long):
+def hey_cmd(concurrency, how_long, agent_key):
+    return ["hey", "-z", how_long, "-c", str(concurrency), "-m", "POST", "-o", "csv",
+            "-H", "Authorization: Bearer " + agent_key, "-T", "application/json",
+            "-D", os.path.join(work, "body.json"), f"http://{addr}{path}"]
+
+def seconds(text):
+    """A duration as hey takes it (`90s`, `10m`, `1h`) in seconds."""
+    units = {"s": 1, "m": 60, "h": 3600}
+    if not text or text[-1] not in units:
+        raise SystemExit(f"a duration like 30s or 10m, not {text!r}")
+    return float(text[:-1]) * units[text[-1]]
+
+def hey(concurrency, how_long, agent_key):
     """Runs hey; returns (seconds, {status: count}, [latency ms of 2xx answers])."""
-    out = subprocess.run(
-        ["hey", "-z", how_long, "-c", str(concurrency), "-m", "POST", "-o", "csv",
-         "-H", "Authorization: Bearer " + key, "-T", "application/json",
-         "-D", os.path.join(work, "body.json"), f"http://{addr}{path}"],
-        check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(hey_cmd(concurrency, how_long, agent_key),
+                         check=True, capture_output=True, text=True).stdout
     rows = list(csv.DictReader(out.splitlines()))
     statuses, ok_ms, end = {}, [], 0.0
     for r in rows:
@@ -131,9 +180,11 @@ def hey(concurrency, how_long):
 # Warm-up (the first runs fill the caches: pre-scan verdict, interpreter pages).
 conn = http.client.HTTPConnection(host, int(port))
 def one():
-    global ok_runs
+    global ok_runs, warm_turn
+    warm_turn += 1
     t = time.perf_counter()
-    conn.request("POST", path, body, headers)
+    conn.request("POST", path, body, {"Authorization": "Bearer " + warm_keys[warm_turn % len(warm_keys)],
+                                      "Content-Type": "application/json"})
     resp = conn.getresponse()
     data = resp.read()
     ms = (time.perf_counter() - t) * 1000
@@ -163,21 +214,27 @@ print(f"  server's own addition (client time - duration_ms, per run) p50 {pct(ad
 
 seen, _ = audit_since(0)
 if soak:
-    print(f"soak: concurrency 8 for {soak}, RSS every 10 s")
-    # hey writes its CSV at the end: into a file, not a pipe that would fill and stall it.
-    out_path = os.path.join(work, "soak.csv")
-    with open(out_path, "w") as out:
-        proc = subprocess.Popen(
-            ["hey", "-z", soak, "-c", "8", "-m", "POST", "-o", "csv",
-             "-H", "Authorization: Bearer " + key, "-T", "application/json",
-             "-D", os.path.join(work, "body.json"), f"http://{addr}{path}"],
-            stdout=out)
-        samples = []
-        while proc.poll() is None:
-            samples.append(rss_kib())
-            time.sleep(10)
-    with open(out_path) as f:
-        rows = list(csv.DictReader(f))
+    import threading
+    slice_s = seconds(soak) / len(load_keys)
+    print(f"soak: concurrency 8 for {soak} in {len(load_keys)} slices of {slice_s:.0f} s, each by the next agent key; RSS every 10 s")
+    if slice_s > 60:
+        print(f"  warning: slices over a minute: the monitor may throttle an agent (raise --agents)")
+    out_paths = [os.path.join(work, f"soak-{i}.csv") for i in range(len(load_keys))]
+    def drive():
+        # hey writes its CSV at the end: into a file, not a pipe that would fill and stall it.
+        for agent_key, out_path in zip(load_keys, out_paths):
+            with open(out_path, "w") as out:
+                subprocess.run(hey_cmd(8, f"{slice_s:.3f}s", agent_key), stdout=out, check=True)
+    driver = threading.Thread(target=drive)
+    driver.start()
+    samples = []
+    while driver.is_alive():
+        samples.append(rss_kib())
+        driver.join(10)
+    rows = []
+    for out_path in out_paths:
+        with open(out_path) as f:
+            rows += list(csv.DictReader(f))
     codes = {}
     for r in rows:
         codes[int(r["status-code"])] = codes.get(int(r["status-code"]), 0) + 1
@@ -191,8 +248,8 @@ if soak:
 else:
     print(f"hey, {duration} per level (p50/p99 of admitted 2xx answers):")
     print(f"  {'conc':>4} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'p99/unloaded':>12} {'2xx':>6} {'429':>6} other")
-    for c in (1, 8, 32, 128):
-        secs, codes, ok_ms = hey(c, duration)
+    for i, c in enumerate((1, 8, 32, 128)):
+        secs, codes, ok_ms = hey(c, duration, load_keys[i % len(load_keys)])
         n_ok = len(ok_ms)
         ok_runs += n_ok
         other = {k: v for k, v in codes.items() if not (200 <= k < 300) and k != 429}

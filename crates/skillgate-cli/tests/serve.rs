@@ -59,6 +59,19 @@ impl Server {
         content_type: &str,
         body: &[u8],
     ) -> (u16, Vec<u8>) {
+        let (status, _, body) = self.exchange(method, path, key, content_type, body);
+        (status, body)
+    }
+
+    /// Sends one request; returns the status, the head (lowercased) and the body.
+    fn exchange(
+        &self,
+        method: &str,
+        path: &str,
+        key: Option<&str>,
+        content_type: &str,
+        body: &[u8],
+    ) -> (u16, String, Vec<u8>) {
         let mut s = TcpStream::connect(&self.addr).unwrap();
         let auth = key.map_or(String::new(), |k| format!("Authorization: Bearer {k}\r\n"));
         write!(
@@ -80,7 +93,7 @@ impl Server {
         {
             body = dechunk(&body);
         }
-        (status, body)
+        (status, head.to_ascii_lowercase(), body)
     }
 
     fn json(
@@ -876,6 +889,108 @@ fn beyond_max_runs_and_max_queued_runs_are_shed_with_429() {
         (200, Some("ok")),
         "{report}"
     );
+}
+
+/// The audit trail's records of `kind`.
+fn audit_records(state: &Path, kind: &str) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(state.join("audit.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|r| r["kind"] == kind)
+        .collect()
+}
+
+#[test]
+fn a_run_is_shed_before_its_key_is_looked_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| t);
+    let state = tmp.path().join("state");
+    let analyst = create_key(
+        &config,
+        &state,
+        &["--agent", "analyst-1", "--tenant", "acme"],
+    );
+    let log_path = tmp.path().join("serve.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let server = Server::start_logging(
+        &config,
+        &state,
+        &["--max-runs", "1", "--max-queued", "0"],
+        log.into(),
+    );
+    let sleep = serde_json::json!({"language": "python", "code": "import time\ntime.sleep(3)"});
+    let mut shed_ids = Vec::new();
+    std::thread::scope(|scope| {
+        let long = scope.spawn(|| server.json("POST", "/v1/runs", Some(&analyst), sleep.clone()));
+        while !metrics(&server).contains("skillgate_server_runs_in_flight 1") {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        // No slot: a bad key, and no key at all, are told to come back (429 with
+        // Retry-After), not 401: admission is decided before the key is looked up.
+        for key in [Some("sgk_not-a-key"), None] {
+            let (status, head, body) = server.exchange(
+                "POST",
+                "/v1/skills/analyze-rows/runs",
+                key,
+                "application/json",
+                b"{}",
+            );
+            let e: serde_json::Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(
+                (status, e["error"]["code"].as_str()),
+                (429, Some("overloaded")),
+                "{e}"
+            );
+            assert!(head.contains("\r\nretry-after: 1"), "{head}");
+            let id = head.split("x-request-id: ").nth(1).unwrap();
+            shed_ids.push(id.lines().next().unwrap().to_string());
+        }
+        // Neither left an audit record (nor a refused credential's), and both are counted.
+        assert!(audit_records(&state, "auth_failure").is_empty());
+        assert!(
+            metrics(&server).contains("skillgate_server_runs_shed_total 2"),
+            "{}",
+            metrics(&server)
+        );
+        let (code, report) = long.join().unwrap();
+        assert_eq!(
+            (code, report["status"].as_str()),
+            (200, Some("ok")),
+            "{report}"
+        );
+    });
+    assert_eq!(audit_records(&state, "execution").len(), 1);
+    // No log line of their own either (the counter and a line a second at most say it).
+    let log = std::fs::read_to_string(&log_path).unwrap();
+    for id in &shed_ids {
+        assert!(!log.contains(id.as_str()), "{id} in {log}");
+    }
+    // A slot is free: the bad key is refused (401, audited) and the good key runs.
+    let (status, e) = server.json(
+        "POST",
+        "/v1/runs",
+        Some("sgk_not-a-key"),
+        serde_json::json!({"language": "python", "code": "print(1)"}),
+    );
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (401, Some("unauthorized")),
+        "{e}"
+    );
+    assert_eq!(audit_records(&state, "auth_failure").len(), 1);
+    let (code, report) = server.json(
+        "POST",
+        "/v1/runs",
+        Some(&analyst),
+        serde_json::json!({"language": "python", "code": "print(1)"}),
+    );
+    assert_eq!(
+        (code, report["status"].as_str()),
+        (200, Some("ok")),
+        "{report}"
+    );
+    assert_eq!(audit_records(&state, "execution").len(), 2);
 }
 
 #[test]

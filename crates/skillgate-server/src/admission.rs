@@ -7,25 +7,131 @@
 //! long queue without it only makes every admitted request slower (its latency is the
 //! queue's length times the run time), and shedding at once without any queue turns
 //! clients that retry at once into a storm of 429s that takes the CPU from the runs.
+//!
+//! A freed slot goes to the newest waiter by default ([`QueueOrder::NewestFirst`]): under
+//! overload the queue is never empty, so the request admitted is one that has hardly
+//! waited, and the ones that have waited longest are the ones shed (they would have been
+//! the slowest answers). The wait then parks the clients that will be shed, which keeps
+//! clients that retry at once from spinning, without adding to the latency of the
+//! admitted ones. First come, first served ([`QueueOrder::OldestFirst`]) is fairer to a
+//! single request, but under overload every admitted request has waited the longest.
+//!
+//! Admission comes first on the run routes, before the API key is looked up, the body is
+//! read or anything is logged: a shed request costs an atomic or two and a short JSON
+//! answer. So a caller with a bad key may get 429 (come back later) where an idle server
+//! would answer 401. A shed request leaves no audit record and no log line of its own;
+//! the server counts them (`skillgate_server_runs_shed_total` in `/metrics`) and logs
+//! how many it shed at most once a second.
 use crate::ServerState;
 use crate::error::ApiError;
 use axum::extract::{Request, State};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http::StatusCode;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
-use tokio::sync::Semaphore;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::Notify;
+
+/// Which waiter a freed slot goes to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueueOrder {
+    /// The newest: under overload, the admitted requests are the ones that waited least.
+    #[default]
+    NewestFirst,
+    /// The oldest: first come, first served.
+    OldestFirst,
+}
+
+impl std::str::FromStr for QueueOrder {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<QueueOrder, String> {
+        match s {
+            "newest-first" => Ok(QueueOrder::NewestFirst),
+            "oldest-first" => Ok(QueueOrder::OldestFirst),
+            other => Err(format!(
+                "unknown queue order `{}` (expected newest-first or oldest-first)",
+                crate::error::elide(other)
+            )),
+        }
+    }
+}
 
 /// Admission control for runs.
 #[derive(Debug)]
 pub struct Admission {
-    permits: Semaphore,
+    slots: Mutex<Slots>,
     waiting: AtomicUsize,
     running: AtomicUsize,
     queue: usize,
     max_wait: Duration,
+    order: QueueOrder,
+    shed: ShedCount,
+}
+
+/// The free slots and the waiters (some of which may have given up already).
+#[derive(Debug)]
+struct Slots {
+    free: usize,
+    waiters: VecDeque<Arc<Waiter>>,
+}
+
+/// A request waiting for a slot. Its state moves once, from `WAITING` to `GRANTED` (a
+/// freed slot is now its own) or to `GAVE_UP` (it stopped waiting): whoever moves it
+/// decides, so a slot is never handed to a request that has left.
+#[derive(Debug, Default)]
+struct Waiter {
+    state: AtomicU8,
+    granted: Notify,
+}
+
+const WAITING: u8 = 0;
+const GRANTED: u8 = 1;
+const GAVE_UP: u8 = 2;
+
+impl Waiter {
+    /// Gives up waiting; false if a slot was granted first (the slot is the caller's).
+    fn give_up(&self) -> bool {
+        self.state
+            .compare_exchange(WAITING, GAVE_UP, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+}
+
+/// Requests shed so far, and when the log last said how many.
+#[derive(Debug)]
+struct ShedCount {
+    total: AtomicU64,
+    /// `total` when the log last said it.
+    logged: AtomicU64,
+    /// Milliseconds after `since` when the log last said it.
+    logged_at_ms: AtomicU64,
+    since: Instant,
+}
+
+impl ShedCount {
+    /// Counts one shed request; says how many were shed since the last line when a second
+    /// has passed since it (one line a second at most, however many are shed).
+    fn add(&self) {
+        let total = self.total.fetch_add(1, Ordering::Relaxed) + 1;
+        let now = self.since.elapsed().as_millis() as u64;
+        let last = self.logged_at_ms.load(Ordering::Relaxed);
+        if now.saturating_sub(last) >= 1000
+            && self
+                .logged_at_ms
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            let before = self.logged.swap(total, Ordering::Relaxed);
+            tracing::info!(
+                shed = total - before,
+                shed_total = total,
+                "runs shed with 429 since the last such line"
+            );
+        }
+    }
 }
 
 /// Runs at once by default: one per CPU the process may use.
@@ -48,23 +154,47 @@ pub fn default_concurrent() -> usize {
 pub const DEFAULT_QUEUE: usize = 1024;
 
 /// The longest a run waits for a slot by default: under one unloaded run of a small
-/// skill on the embedded sandbox (50–80 ms here), so an admitted request takes at most
-/// about twice as long as on an idle server.
+/// skill on the embedded sandbox (50–80 ms here), so even a request admitted after the
+/// whole wait takes at most about twice as long as on an idle server. With
+/// [`QueueOrder::NewestFirst`] under overload, the admitted requests hardly wait, and the
+/// wait mostly parks the requests that will be shed: a client that retries at once comes
+/// back once per wait, not in a loop.
 pub const DEFAULT_MAX_WAIT: Duration = Duration::from_millis(50);
 
 /// Seconds a shed client is told to wait.
 pub const RETRY_AFTER_SECS: u64 = 1;
 
 impl Admission {
-    /// `concurrent` runs at once, `queue` more waiting, each for at most `max_wait`.
-    pub fn new(concurrent: usize, queue: usize, max_wait: Duration) -> Admission {
+    /// `concurrent` runs at once, `queue` more waiting, each for at most `max_wait`; a
+    /// freed slot goes to the waiter `order` says.
+    pub fn new(
+        concurrent: usize,
+        queue: usize,
+        max_wait: Duration,
+        order: QueueOrder,
+    ) -> Admission {
         Admission {
-            permits: Semaphore::new(concurrent.max(1)),
+            slots: Mutex::new(Slots {
+                free: concurrent.max(1),
+                waiters: VecDeque::new(),
+            }),
             waiting: AtomicUsize::new(0),
             running: AtomicUsize::new(0),
             queue,
             max_wait,
+            order,
+            shed: ShedCount {
+                total: AtomicU64::new(0),
+                logged: AtomicU64::new(0),
+                logged_at_ms: AtomicU64::new(0),
+                since: Instant::now(),
+            },
         }
+    }
+
+    /// Requests shed (429) so far.
+    pub fn shed_total(&self) -> u64 {
+        self.shed.total.load(Ordering::Relaxed)
     }
 
     /// Runs admitted and not finished.
@@ -85,23 +215,27 @@ impl Admission {
              skillgate_server_runs_in_flight {}\n\
              # HELP skillgate_server_runs_queued Runs waiting for a slot.\n\
              # TYPE skillgate_server_runs_queued gauge\n\
-             skillgate_server_runs_queued {}\n",
+             skillgate_server_runs_queued {}\n\
+             # HELP skillgate_server_runs_shed_total Run requests shed with 429 (no slot, queue full or waited too long).\n\
+             # TYPE skillgate_server_runs_shed_total counter\n\
+             skillgate_server_runs_shed_total {}\n",
             self.running(),
-            self.waiting()
+            self.waiting(),
+            self.shed_total()
         )
     }
 }
 
-/// A run admitted: running until dropped.
+/// A run admitted: running until dropped, which frees its slot.
 #[derive(Debug)]
 pub struct Admitted<'a> {
-    _permit: tokio::sync::SemaphorePermit<'a>,
-    running: &'a AtomicUsize,
+    admission: &'a Admission,
 }
 
 impl Drop for Admitted<'_> {
     fn drop(&mut self) {
-        self.running.fetch_sub(1, Ordering::SeqCst);
+        self.admission.running.fetch_sub(1, Ordering::SeqCst);
+        self.admission.release();
     }
 }
 
@@ -112,42 +246,113 @@ pub enum Shed {
     Full,
     /// No slot came free within the longest wait.
     Waited,
-    /// The server is shutting down.
-    Closed,
 }
 
-impl Admission {
-    /// Admits a run at once, or after waiting in the queue (first come, first served);
-    /// refuses it when the queue is full or no slot came free within the longest wait.
-    pub async fn enter(&self) -> Result<Admitted<'_>, Shed> {
-        let permit = match self.permits.try_acquire() {
-            Ok(p) => p,
-            Err(_) => {
-                if self.waiting.fetch_add(1, Ordering::SeqCst) >= self.queue {
-                    self.waiting.fetch_sub(1, Ordering::SeqCst);
-                    return Err(Shed::Full);
-                }
-                let p = tokio::time::timeout(self.max_wait, self.permits.acquire()).await;
-                self.waiting.fetch_sub(1, Ordering::SeqCst);
-                match p {
-                    Ok(p) => p.map_err(|_| Shed::Closed)?,
-                    Err(_) => return Err(Shed::Waited),
-                }
-            }
-        };
-        self.running.fetch_add(1, Ordering::SeqCst);
-        Ok(Admitted {
-            _permit: permit,
-            running: &self.running,
-        })
+/// A request in the queue; leaving it (also by being dropped: the client went away)
+/// gives back a slot granted to it meanwhile.
+struct InQueue<'a> {
+    admission: &'a Admission,
+    waiter: Arc<Waiter>,
+    /// The request took the slot granted to it.
+    took: bool,
+}
+
+impl Drop for InQueue<'_> {
+    fn drop(&mut self) {
+        self.admission.waiting.fetch_sub(1, Ordering::SeqCst);
+        if !self.took
+            && !self.waiter.give_up()
+            && self.waiter.state.load(Ordering::SeqCst) == GRANTED
+        {
+            // Granted, and dropped before it could run: the slot goes on.
+            self.admission.release();
+        }
     }
 }
 
-/// Admits the request, queues it, or sheds it (429).
+impl Admission {
+    fn slots(&self) -> std::sync::MutexGuard<'_, Slots> {
+        self.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A run started.
+    fn admitted(&self) -> Admitted<'_> {
+        self.running.fetch_add(1, Ordering::SeqCst);
+        Admitted { admission: self }
+    }
+
+    /// Hands a freed slot to a waiter (the newest or the oldest, by the queue order), or
+    /// keeps it free when none waits.
+    fn release(&self) {
+        let mut slots = self.slots();
+        loop {
+            let next = match self.order {
+                QueueOrder::NewestFirst => slots.waiters.pop_back(),
+                QueueOrder::OldestFirst => slots.waiters.pop_front(),
+            };
+            let Some(waiter) = next else {
+                slots.free += 1;
+                return;
+            };
+            if waiter
+                .state
+                .compare_exchange(WAITING, GRANTED, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                waiter.granted.notify_one();
+                return;
+            }
+        }
+    }
+
+    /// Admits a run at once, or after waiting in the queue; refuses it when the queue is
+    /// full or no slot came to it within the longest wait.
+    pub async fn enter(&self) -> Result<Admitted<'_>, Shed> {
+        let waiter = {
+            let mut slots = self.slots();
+            if slots.free > 0 {
+                slots.free -= 1;
+                drop(slots);
+                return Ok(self.admitted());
+            }
+            if self.waiting.load(Ordering::SeqCst) >= self.queue {
+                return Err(Shed::Full);
+            }
+            // Waiters that gave up stay in the queue until a slot passes them over; sweep
+            // them out before they outnumber the live ones.
+            if slots.waiters.len() >= 2 * self.queue.max(8) {
+                slots
+                    .waiters
+                    .retain(|w| w.state.load(Ordering::SeqCst) == WAITING);
+            }
+            let waiter = Arc::new(Waiter::default());
+            slots.waiters.push_back(waiter.clone());
+            self.waiting.fetch_add(1, Ordering::SeqCst);
+            waiter
+        };
+        let mut in_queue = InQueue {
+            admission: self,
+            waiter,
+            took: false,
+        };
+        let _ = tokio::time::timeout(self.max_wait, in_queue.waiter.granted.notified()).await;
+        if in_queue.waiter.give_up() {
+            return Err(Shed::Waited);
+        }
+        // Granted (perhaps just as the wait ran out): the slot is this request's.
+        in_queue.took = true;
+        drop(in_queue);
+        Ok(self.admitted())
+    }
+}
+/// Admits the request, queues it, or sheds it (429). Put it before the authentication:
+/// a shed request is answered without looking at its key or its body. Its answer carries
+/// its [`Shed`] in its extensions, so the request log leaves it out.
 pub async fn admit(State(state): State<Arc<ServerState>>, req: Request, next: Next) -> Response {
     match state.admission.enter().await {
         Ok(_admitted) => next.run(req).await,
-        Err(shed @ (Shed::Full | Shed::Waited)) => {
+        Err(shed) => {
+            state.admission.shed.add();
             let why = if shed == Shed::Full {
                 "the server is at its concurrency limit and its queue is full; retry later"
             } else {
@@ -159,14 +364,9 @@ pub async fn admit(State(state): State<Arc<ServerState>>, req: Request, next: Ne
                 http::header::RETRY_AFTER,
                 http::HeaderValue::from(RETRY_AFTER_SECS),
             );
+            resp.extensions_mut().insert(shed);
             resp
         }
-        Err(Shed::Closed) => ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "shutting_down",
-            "the server is shutting down",
-        )
-        .into_response(),
     }
 }
 
@@ -176,7 +376,7 @@ mod tests {
 
     #[tokio::test]
     async fn beyond_the_slots_and_the_queue_runs_are_shed() {
-        let adm = Admission::new(1, 1, Duration::from_secs(3600));
+        let adm = Admission::new(1, 1, Duration::from_secs(3600), QueueOrder::NewestFirst);
         let first = adm.enter().await.unwrap();
         assert_eq!(adm.running(), 1);
         // The second waits in the queue; the third finds it full.
@@ -195,16 +395,77 @@ mod tests {
 
     #[tokio::test]
     async fn a_run_that_finds_no_slot_within_the_longest_wait_is_shed() {
-        let adm = Admission::new(1, 8, Duration::from_millis(20));
+        let adm = Admission::new(1, 8, Duration::from_millis(20), QueueOrder::NewestFirst);
         let first = adm.enter().await.unwrap();
         assert_eq!(adm.enter().await.unwrap_err(), Shed::Waited);
         assert_eq!((adm.running(), adm.waiting()), (1, 0));
         drop(first);
         // A slot freed while it waits admits it.
-        let adm = Admission::new(1, 8, Duration::from_secs(3600));
+        let adm = Admission::new(1, 8, Duration::from_secs(3600), QueueOrder::NewestFirst);
         let first = adm.enter().await.unwrap();
         let (second, ()) = tokio::join!(adm.enter(), async move { drop(first) });
         assert!(second.is_ok());
+    }
+
+    /// With one slot taken and two requests waiting (`a` first, then `b`): which of them
+    /// the freed slot admits.
+    async fn who_gets_the_freed_slot(order: QueueOrder) -> &'static str {
+        let adm = Admission::new(1, 8, Duration::from_secs(3600), order);
+        let first = adm.enter().await.unwrap();
+        let mut a = Box::pin(adm.enter());
+        let mut b = Box::pin(adm.enter());
+        assert!(futures_poll_once(a.as_mut()).await.is_none());
+        assert!(futures_poll_once(b.as_mut()).await.is_none());
+        assert_eq!(adm.waiting(), 2);
+        drop(first);
+        let (admitted, _slot) = match (
+            futures_poll_once(a.as_mut()).await,
+            futures_poll_once(b.as_mut()).await,
+        ) {
+            (Some(Ok(slot)), None) => ("a", slot),
+            (None, Some(Ok(slot))) => ("b", slot),
+            other => panic!("exactly one of them must be admitted: {other:?}"),
+        };
+        // The other one still waits.
+        assert_eq!((adm.running(), adm.waiting()), (1, 1));
+        admitted
+    }
+
+    #[tokio::test]
+    async fn a_freed_slot_goes_to_the_newest_waiter_or_the_oldest_as_configured() {
+        assert_eq!(who_gets_the_freed_slot(QueueOrder::NewestFirst).await, "b");
+        assert_eq!(who_gets_the_freed_slot(QueueOrder::OldestFirst).await, "a");
+        assert_eq!("newest-first".parse(), Ok(QueueOrder::NewestFirst));
+        assert_eq!("oldest-first".parse(), Ok(QueueOrder::OldestFirst));
+        assert!("lifo".parse::<QueueOrder>().unwrap_err().contains("lifo"));
+    }
+
+    #[tokio::test]
+    async fn a_slot_granted_to_a_request_that_went_away_is_not_lost() {
+        let adm = Admission::new(1, 8, Duration::from_secs(3600), QueueOrder::NewestFirst);
+        let first = adm.enter().await.unwrap();
+        let mut gone = Box::pin(adm.enter());
+        assert!(futures_poll_once(gone.as_mut()).await.is_none());
+        // The slot is granted to it, but its client disconnects before it runs.
+        drop(first);
+        drop(gone);
+        assert_eq!((adm.running(), adm.waiting()), (0, 0));
+        let again = adm.enter();
+        tokio::pin!(again);
+        assert!(matches!(futures_poll_once(again).await, Some(Ok(_))));
+    }
+
+    #[tokio::test]
+    async fn a_waiter_that_gave_up_is_passed_over() {
+        let adm = Admission::new(1, 8, Duration::from_millis(10), QueueOrder::NewestFirst);
+        let first = adm.enter().await.unwrap();
+        assert_eq!(adm.enter().await.unwrap_err(), Shed::Waited);
+        // The slot it no longer waits for stays free for the next request.
+        drop(first);
+        let next = adm.enter();
+        tokio::pin!(next);
+        assert!(matches!(futures_poll_once(next).await, Some(Ok(_))));
+        assert_eq!(adm.waiting(), 0);
     }
 
     /// Polls `f` once: its output if it is ready.

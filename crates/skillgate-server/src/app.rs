@@ -34,39 +34,52 @@ pub fn router(state: Arc<ServerState>) -> Router {
 }
 
 /// The authenticated API, with `extra` routes (another service) merged behind the same
-/// authentication.
+/// authentication. The run routes decide admission first ([`crate::admission::admit`]),
+/// before the key is looked up: shedding load must cost next to nothing.
 pub fn authenticated(
     state: Arc<ServerState>,
     extra: Router<Arc<ServerState>>,
 ) -> Router<Arc<ServerState>> {
-    let runs = Router::new()
-        .route("/v1/skills/{name}/runs", post(run_skill))
-        .route("/v1/runs", post(run_script))
-        .route("/api/v2/execute", post(crate::piston::execute))
-        .route_layer(middleware::from_fn_with_state(
-            state.clone(),
-            crate::admission::admit,
-        ));
-    Router::new()
+    let runs = behind_key(
+        &state,
+        Router::new()
+            .route("/v1/skills/{name}/runs", post(run_skill))
+            .route("/v1/runs", post(run_script))
+            .route("/api/v2/execute", post(crate::piston::execute)),
+    )
+    .route_layer(middleware::from_fn_with_state(
+        state.clone(),
+        crate::admission::admit,
+    ));
+    let rest = Router::new()
         .route("/v1/skills", get(list_skills).post(publish))
         .route("/v1/skills/{name}", get(skill_versions))
         .route("/api/v2/runtimes", get(crate::piston::list_runtimes))
         .route("/v1/admin/reload", post(reload))
-        .merge(runs)
-        .merge(extra)
+        .merge(extra);
+    behind_key(&state, rest).merge(runs)
+}
+
+/// `routes` behind the authentication, then the per-key rate limit.
+fn behind_key(
+    state: &Arc<ServerState>,
+    routes: Router<Arc<ServerState>>,
+) -> Router<Arc<ServerState>> {
+    routes
         .route_layer(middleware::from_fn_with_state(
             state.clone(),
             crate::ratelimit::limit,
         ))
         .route_layer(middleware::from_fn_with_state(
-            state,
+            state.clone(),
             crate::auth::require_key,
         ))
 }
 
 /// Gives the request an id (in its extensions, the `x-request-id` answer header, the
 /// log line, the report and the audit record), bounds it with the per-request deadline,
-/// and logs it as one JSON line.
+/// and logs it as one JSON line (not a run shed by the admission control: those are
+/// counted, see [`crate::admission`]).
 async fn request_scope(
     State(state): State<Arc<ServerState>>,
     mut req: Request,
@@ -89,6 +102,9 @@ async fn request_scope(
     };
     if let Ok(v) = HeaderValue::from_str(&id.to_string()) {
         resp.headers_mut().insert("x-request-id", v);
+    }
+    if resp.extensions().get::<crate::admission::Shed>().is_some() {
+        return resp;
     }
     tracing::info!(
         request_id = %id,

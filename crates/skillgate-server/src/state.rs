@@ -181,20 +181,23 @@ impl ServerState {
                 crate::admission::default_concurrent(),
                 crate::admission::DEFAULT_QUEUE,
                 crate::admission::DEFAULT_MAX_WAIT,
+                crate::admission::QueueOrder::default(),
             ),
             rate: crate::ratelimit::RateLimiter::new(crate::ratelimit::DEFAULT_PER_MINUTE),
         })
     }
 
     /// Sets the admission limits: at most `concurrent` runs at once and `queue` more
-    /// waiting, each for at most `max_wait`; beyond that, 429.
+    /// waiting, each for at most `max_wait`, a freed slot going to the waiter `order`
+    /// says; beyond that, 429.
     pub fn with_admission(
         mut self,
         concurrent: usize,
         queue: usize,
         max_wait: std::time::Duration,
+        order: crate::admission::QueueOrder,
     ) -> ServerState {
-        self.admission = crate::admission::Admission::new(concurrent, queue, max_wait);
+        self.admission = crate::admission::Admission::new(concurrent, queue, max_wait, order);
         self
     }
 

@@ -31,10 +31,16 @@ pub(crate) struct ServeArgs {
     /// Runs that may wait for a slot; beyond them, 429 with `Retry-After`.
     #[arg(long, value_name = "N", default_value_t = skillgate_server::admission::DEFAULT_QUEUE as u32)]
     max_queued: u32,
-    /// The longest a run waits for a slot before it is shed with 429, e.g. `50ms`: what
-    /// keeps an admitted request's latency near the unloaded one under overload.
+    /// The longest a run waits for a slot before it is shed with 429, e.g. `50ms`: bounds
+    /// an admitted request's wait, and parks a request to be shed (a client that retries
+    /// at once comes back once per wait).
     #[arg(long, value_name = "DURATION", default_value = "50ms", value_parser = skillgate::units::parse_duration)]
     max_queue_wait: std::time::Duration,
+    /// Which waiting run a freed slot goes to: `newest-first` (under overload, the runs
+    /// admitted are the ones that waited least; those that waited longest are shed) or
+    /// `oldest-first` (first come, first served).
+    #[arg(long, value_name = "ORDER", default_value = "newest-first", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<skillgate_server::admission::QueueOrder>()))]
+    queue_order: skillgate_server::admission::QueueOrder,
 }
 
 pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, UsageError> {
@@ -56,7 +62,12 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, UsageError> {
         .map_or_else(skillgate_server::admission::default_concurrent, |n| {
             n as usize
         });
-    let state = state.with_admission(max_runs, args.max_queued as usize, args.max_queue_wait);
+    let state = state.with_admission(
+        max_runs,
+        args.max_queued as usize,
+        args.max_queue_wait,
+        args.queue_order,
+    );
     for notice in state.engine().notices() {
         tracing::warn!(notice = %notice, "engine");
     }

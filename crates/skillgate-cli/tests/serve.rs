@@ -1206,3 +1206,286 @@ fn two_replicas_on_one_postgres_share_keys_registry_and_audit() {
     assert_eq!(status, 200, "{report}");
     assert_eq!(report["status"], "ok", "{report}");
 }
+
+// Sessions over `serve` (issue 17): `/v1/sessions/...`.
+
+/// A server on the example config with agent keys for analyst-1, analyst-2 and
+/// catalogue-bot (no right to run code) and a builder key; `extra` server flags.
+struct SessionServer {
+    server: Server,
+    analyst: String,
+    other: String,
+    no_code: String,
+    builder: String,
+    _tmp: tempfile::TempDir,
+}
+
+impl SessionServer {
+    fn start(extra: &[&str]) -> SessionServer {
+        let tmp = tempfile::tempdir().unwrap();
+        let config = common::example_config(tmp.path(), |t| t);
+        let state = tmp.path().join("state");
+        let agent = |id: &str| create_key(&config, &state, &["--agent", id, "--tenant", "acme"]);
+        let (analyst, other, no_code) = (
+            agent("analyst-1"),
+            agent("analyst-2"),
+            agent("catalogue-bot"),
+        );
+        let builder = create_key(
+            &config,
+            &state,
+            &["--builder", "builder-alice", "--tenant", "acme"],
+        );
+        SessionServer {
+            server: Server::start_with(&config, &state, extra),
+            analyst,
+            other,
+            no_code,
+            builder,
+            _tmp: tmp,
+        }
+    }
+
+    fn new_session(&self, key: &str) -> String {
+        let (status, s) =
+            self.server
+                .json("POST", "/v1/sessions", Some(key), serde_json::json!({}));
+        assert_eq!(status, 201, "{s}");
+        s["id"].as_str().unwrap().to_string()
+    }
+
+    fn step(&self, key: &str, id: &str, code: &str) -> (u16, serde_json::Value) {
+        self.server.json(
+            "POST",
+            &format!("/v1/sessions/{id}/steps"),
+            Some(key),
+            serde_json::json!({"language": "python", "code": code}),
+        )
+    }
+
+    fn upload(&self, key: &str, id: &str, path: &str, bytes: &[u8]) -> (u16, serde_json::Value) {
+        let (status, body) = self.server.call(
+            "PUT",
+            &format!("/v1/sessions/{id}/files/{path}"),
+            Some(key),
+            "application/octet-stream",
+            bytes,
+        );
+        (status, serde_json::from_slice(&body).unwrap())
+    }
+}
+
+#[test]
+fn a_session_over_http_uploads_runs_steps_and_downloads_what_they_wrote() {
+    let s = SessionServer::start(&["--session-upload-limit", "1KiB"]);
+    let srv = &s.server;
+    // No key: 401; a builder key: 403; an agent key makes one (an unguessable id).
+    let (status, _) = srv.json("POST", "/v1/sessions", None, serde_json::json!({}));
+    assert_eq!(status, 401);
+    let (status, refused) = srv.json(
+        "POST",
+        "/v1/sessions",
+        Some(&s.builder),
+        serde_json::json!({}),
+    );
+    assert_eq!(status, 403, "{refused}");
+    let id = s.new_session(&s.analyst);
+    assert_eq!(id.len(), 32, "{id}");
+    assert_ne!(id, s.new_session(&s.analyst));
+
+    let (status, e) = s.upload(&s.analyst, &id, "data/in.csv", b"n\n1\n2\n3\n");
+    assert_eq!((status, e["seq"].as_u64()), (201, Some(1)), "{e}");
+    let (status, r) = s.step(
+        &s.analyst,
+        &id,
+        "total = sum(int(l) for l in open('data/in.csv').read().split()[1:])\n\
+         import os\nos.makedirs('out', exist_ok=True)\nopen('out/total.txt', 'w').write(str(total))\nprint(total)\n",
+    );
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["report"]["status"], "ok", "{r}");
+    assert_eq!(r["report"]["stdout"].as_str().unwrap().trim(), "6", "{r}");
+    assert_eq!(r["seq"], 2, "{r}");
+    // A second step sees the first one's file (the workspace persists between steps).
+    let (_, r) = s.step(&s.analyst, &id, "print(open('out/total.txt').read() + '!')");
+    assert_eq!(r["report"]["stdout"].as_str().unwrap().trim(), "6!", "{r}");
+
+    let (status, bytes) = srv.call(
+        "GET",
+        &format!("/v1/sessions/{id}/files/out/total.txt"),
+        Some(&s.analyst),
+        "application/json",
+        b"",
+    );
+    assert_eq!((status, bytes.as_slice()), (200, b"6".as_slice()));
+    let (status, missing) = srv.get(
+        &format!("/v1/sessions/{id}/files/out/none.txt"),
+        Some(&s.analyst),
+    );
+    assert_eq!(
+        (status, missing["error"]["code"].as_str()),
+        (404, Some("no_such_file")),
+        "{missing}"
+    );
+    let (status, log) = srv.get(&format!("/v1/sessions/{id}/log"), Some(&s.analyst));
+    assert_eq!(status, 200, "{log}");
+    let kinds: Vec<&str> = log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["upload", "step", "step"]);
+
+    // Another agent of the same tenant is told there is no such session, exactly as for an
+    // id never made; a builder key is refused outright.
+    let never = "0".repeat(32);
+    for sid in [&id, &never] {
+        let (status, e) = srv.get(&format!("/v1/sessions/{sid}/log"), Some(&s.other));
+        assert_eq!(
+            (status, e["error"]["code"].as_str()),
+            (404, Some("unknown_session")),
+            "{e}"
+        );
+        let (status, e) = s.step(&s.other, sid, "print(1)");
+        assert_eq!(
+            (status, e["error"]["code"].as_str()),
+            (404, Some("unknown_session")),
+            "{e}"
+        );
+        let (status, _) = s.upload(&s.other, sid, "x.txt", b"x");
+        assert_eq!(status, 404);
+        let (status, _) = srv.call(
+            "GET",
+            &format!("/v1/sessions/{sid}/files/out/total.txt"),
+            Some(&s.other),
+            "application/json",
+            b"",
+        );
+        assert_eq!(status, 404);
+        let (status, _) = srv.call(
+            "DELETE",
+            &format!("/v1/sessions/{sid}"),
+            Some(&s.other),
+            "application/json",
+            b"",
+        );
+        assert_eq!(status, 404);
+    }
+    let (status, e) = srv.get(&format!("/v1/sessions/{id}/log"), Some(&s.builder));
+    assert_eq!(status, 403, "{e}");
+
+    // Bad input: a path out of the workspace, an upload over the cap, a malformed id, a
+    // bad mode, an unknown language; each a 4xx naming the problem, nothing recorded.
+    let (status, e) = s.upload(&s.analyst, &id, "../escape.txt", b"x");
+    assert_eq!(status, 400, "{e}");
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains(".."),
+        "{e}"
+    );
+    let (status, e) = s.upload(&s.analyst, &id, "big.bin", &[0u8; 2048]);
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (413, Some("body_too_large")),
+        "{e}"
+    );
+    let (status, e) = s.upload(&s.analyst, "not-an-id", "x.txt", b"x");
+    assert_eq!(status, 400, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a session id"),
+        "{e}"
+    );
+    let (status, e) = s.upload(&s.analyst, &id, "x.txt?mode=999", b"x");
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (400, Some("bad_mode")),
+        "{e}"
+    );
+    let (status, e) = srv.json(
+        "POST",
+        &format!("/v1/sessions/{id}/steps"),
+        Some(&s.analyst),
+        serde_json::json!({"language": "cobol", "code": "x"}),
+    );
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (400, Some("unknown_language")),
+        "{e}"
+    );
+    let (_, log) = srv.get(&format!("/v1/sessions/{id}/log"), Some(&s.analyst));
+    assert_eq!(log["events"].as_array().unwrap().len(), 3, "{log}");
+
+    // A step the pre-scan blocks comes back as a report with its status, recorded nowhere.
+    let (status, r) = s.step(
+        &s.analyst,
+        &id,
+        "import subprocess\nsubprocess.run(['sh', '-c', 'echo hi > f'])",
+    );
+    assert_eq!(
+        (status, r["report"]["status"].as_str()),
+        (200, Some("blocked")),
+        "{r}"
+    );
+    assert!(r["seq"].is_null(), "{r}");
+    // So does one the policy denies (catalogue-bot may not run code).
+    let bot = s.new_session(&s.no_code);
+    let (status, r) = s.step(&s.no_code, &bot, "print(1)");
+    assert_eq!(
+        (status, r["report"]["status"].as_str()),
+        (200, Some("denied")),
+        "{r}"
+    );
+    assert!(r["seq"].is_null(), "{r}");
+    let (_, log) = srv.get(&format!("/v1/sessions/{bot}/log"), Some(&s.no_code));
+    assert_eq!(log["events"], serde_json::json!([]), "{log}");
+
+    // Removed: gone for its owner too.
+    let (status, e) = srv.call(
+        "DELETE",
+        &format!("/v1/sessions/{id}"),
+        Some(&s.analyst),
+        "application/json",
+        b"",
+    );
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&e));
+    let (status, _) = srv.get(&format!("/v1/sessions/{id}/log"), Some(&s.analyst));
+    assert_eq!(status, 404);
+}
+
+#[test]
+fn a_step_on_a_busy_session_is_409_with_the_locks_reason() {
+    let s = SessionServer::start(&["--session-lock-wait", "100ms"]);
+    let id = s.new_session(&s.analyst);
+    std::thread::scope(|scope| {
+        let slow =
+            scope.spawn(|| s.step(&s.analyst, &id, "import time\ntime.sleep(4)\nprint('done')"));
+        // While one step holds the lock, another step of the session is refused: a probe
+        // sent while the slow step runs, or the slow step itself when a probe got there first.
+        let mut busy = None;
+        while busy.is_none() && !slow.is_finished() {
+            let (status, e) = s.step(&s.analyst, &id, "print(1)");
+            if status == 409 {
+                busy = Some(e);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        let (status, r) = slow.join().unwrap();
+        if status == 409 {
+            busy = busy.or(Some(r));
+        } else {
+            assert_eq!(
+                (status, r["report"]["status"].as_str()),
+                (200, Some("ok")),
+                "{r}"
+            );
+        }
+        let busy = busy.expect("no step was refused while another one ran");
+        assert_eq!(busy["error"]["code"], "session_busy", "{busy}");
+        assert!(
+            busy["error"]["message"].as_str().unwrap().contains("busy"),
+            "{busy}"
+        );
+    });
+}

@@ -53,6 +53,7 @@ pub fn authenticated(
         .route("/api/v2/runtimes", get(crate::piston::list_runtimes))
         .route("/v1/admin/reload", post(reload))
         .merge(runs)
+        .merge(crate::sessions::routes(state.clone()))
         .merge(extra)
         .route_layer(middleware::from_fn_with_state(
             state.clone(),

@@ -104,6 +104,23 @@ pub struct ExecReport {
     pub snapshot: Option<SnapshotRef>,
 }
 
+impl ExecReport {
+    /// The step's answer as `skillgate session exec --format json` prints it and
+    /// `POST /v1/sessions/{id}/steps` returns it: the session, the event appended (`seq`
+    /// and `key`, `null` when the step did not run), how the workspace was restored, the
+    /// snapshot taken, and `report` (the pipeline's report of the step).
+    pub fn to_json(&self, session: &str, report: &skillgate::Report) -> serde_json::Value {
+        serde_json::json!({
+            "session": session,
+            "seq": self.event.as_ref().map(|e| e.seq),
+            "key": self.event.as_ref().map(|e| e.key.clone()),
+            "restored": self.restored,
+            "snapshot": self.snapshot,
+            "report": report,
+        })
+    }
+}
+
 /// What `replay` found.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReplayReport {
@@ -170,6 +187,11 @@ impl<B: Backend> Sessions<B> {
             backends: Box::new(backends),
             warm: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// How these sessions behave.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
     }
 
     /// The store.

@@ -1043,7 +1043,19 @@ fn mcp_at_slash_mcp_serves_the_registry_to_the_keys_agent() {
     ]);
     // The key decides the agent: two agents, two tool lists.
     let analyst_answers = mcp_client(&server, &analyst, steps.clone());
-    assert_eq!(tool_names(&analyst_answers[0]), ["count-items"]);
+    // `serve` lists the session tools first, then the skills.
+    let sessions = [
+        "session_new",
+        "session_exec",
+        "session_upload",
+        "session_download",
+        "session_log",
+        "session_rm",
+    ];
+    assert_eq!(
+        tool_names(&analyst_answers[0]),
+        [&sessions[..], &["count-items"]].concat()
+    );
     let result = &analyst_answers[1]["result"];
     assert_eq!(result["isError"], false, "{result:#}");
     assert!(
@@ -1059,7 +1071,7 @@ fn mcp_at_slash_mcp_serves_the_registry_to_the_keys_agent() {
     let assistant_answers = mcp_client(&server, &assistant, steps);
     assert_eq!(
         tool_names(&assistant_answers[0]),
-        ["alice-private", "count-items"]
+        [&sessions[..], &["alice-private", "count-items"]].concat()
     );
     assert_eq!(
         assistant_answers[2]["result"]["isError"], false,
@@ -1207,7 +1219,7 @@ fn two_replicas_on_one_postgres_share_keys_registry_and_audit() {
     assert_eq!(report["status"], "ok", "{report}");
 }
 
-// Sessions over `serve` (issue 17): `/v1/sessions/...`.
+// Sessions over `serve` (issue 17): `/v1/sessions/...` and the MCP `session_*` tools.
 
 /// A server on the example config with agent keys for analyst-1, analyst-2 and
 /// catalogue-bot (no right to run code) and a builder key; `extra` server flags.
@@ -1488,4 +1500,72 @@ fn a_step_on_a_busy_session_is_409_with_the_locks_reason() {
             "{busy}"
         );
     });
+}
+
+#[test]
+fn sessions_are_mcp_tools_with_the_same_owner() {
+    let s = SessionServer::start(&[]);
+    // Made over HTTP, used over MCP by the same agent: one session store.
+    let id = s.new_session(&s.analyst);
+    let steps = serde_json::json!([
+        {"op": "list"},
+        {"op": "call", "name": "session_new", "arguments": {}},
+        {"op": "call", "name": "session_upload", "arguments": {"session": id, "path": "in.txt", "text": "21"}},
+        {"op": "call", "name": "session_exec", "arguments": {"session": id, "language": "python",
+            "code": "import json\nn = int(open('in.txt').read())\nopen('out.txt', 'w').write(str(2 * n))\nprint(json.dumps({'n': 2 * n}))"}},
+        {"op": "call", "name": "session_download", "arguments": {"session": id, "path": "out.txt"}},
+        {"op": "call", "name": "session_log", "arguments": {"session": id}},
+        {"op": "call", "name": "session_exec", "arguments": {"session": id, "language": "python",
+            "code": "import subprocess\nsubprocess.run(['true'])"}},
+        {"op": "call", "name": "session_upload", "arguments": {"session": id, "path": "../x", "text": "x"}},
+    ]);
+    let a = mcp_client(&s.server, &s.analyst, steps.clone());
+    let names = tool_names(&a[0]);
+    for t in [
+        "session_new",
+        "session_exec",
+        "session_upload",
+        "session_download",
+        "session_log",
+        "session_rm",
+    ] {
+        assert!(names.iter().any(|n| n == t), "{names:?}");
+    }
+    let new = &a[1]["result"];
+    assert_eq!(new["isError"], false, "{new:#}");
+    assert_eq!(
+        new["structuredContent"]["id"].as_str().unwrap().len(),
+        32,
+        "{new:#}"
+    );
+    assert_eq!(a[2]["result"]["isError"], false, "{:#}", a[2]);
+    let exec = &a[3]["result"];
+    assert_eq!(exec["isError"], false, "{exec:#}");
+    assert_eq!(exec["structuredContent"]["n"], 42, "{exec:#}");
+    let download = a[4]["result"].to_string();
+    assert!(download.contains("\"text\":\"42\""), "{download}");
+    let log = &a[5]["result"]["structuredContent"]["events"];
+    assert_eq!(log.as_array().map(Vec::len), Some(2), "{log:#}");
+    // The pre-scan blocks a step: a tool error, nothing recorded.
+    let blocked = &a[6]["result"];
+    assert_eq!(blocked["isError"], true, "{blocked:#}");
+    assert!(
+        blocked.to_string().contains("nothing recorded"),
+        "{blocked:#}"
+    );
+    let bad = &a[7]["result"];
+    assert_eq!(bad["isError"], true, "{bad:#}");
+    assert!(bad.to_string().contains(".."), "{bad:#}");
+
+    // Another agent is told there is no such session, for every tool.
+    let b = mcp_client(&s.server, &s.other, steps);
+    for answer in &b.as_array().unwrap()[2..6] {
+        let r = &answer["result"];
+        assert_eq!(r["isError"], true, "{r:#}");
+        assert!(r.to_string().contains("no session"), "{r:#}");
+    }
+    let (_, log) = s
+        .server
+        .get(&format!("/v1/sessions/{id}/log"), Some(&s.analyst));
+    assert_eq!(log["events"].as_array().unwrap().len(), 2, "{log}");
 }

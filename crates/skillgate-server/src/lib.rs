@@ -28,6 +28,7 @@ pub mod ratelimit;
 pub mod registry;
 pub mod runs;
 pub mod serve;
+pub mod session_tools;
 pub mod sessions;
 pub mod state;
 pub mod tarball;

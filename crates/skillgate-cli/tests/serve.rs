@@ -1569,3 +1569,69 @@ fn sessions_are_mcp_tools_with_the_same_owner() {
         .get(&format!("/v1/sessions/{id}/log"), Some(&s.analyst));
     assert_eq!(log["events"].as_array().unwrap().len(), 2, "{log}");
 }
+
+/// With `[store] url`, sessions live in PostgreSQL: two replicas serve one session (made
+/// and uploaded to through A, a step through B restoring it from the log, the file that
+/// step wrote downloaded through A).
+#[test]
+fn two_replicas_on_one_postgres_share_sessions() {
+    let url = postgres::fresh_database("serve_sessions");
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| {
+        t.replace(
+            "# url = \"postgres://skillgate:PASSWORD@127.0.0.1:55432/skillgate\"",
+            &format!("url = {url:?}"),
+        )
+    });
+    let (state_a, state_b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let analyst = create_key(
+        &config,
+        &state_a,
+        &["--agent", "analyst-1", "--tenant", "acme"],
+    );
+    let a = Server::start(&config, &state_a);
+    let b = Server::start(&config, &state_b);
+    let (status, s) = a.json(
+        "POST",
+        "/v1/sessions",
+        Some(&analyst),
+        serde_json::json!({}),
+    );
+    assert_eq!(status, 201, "{s}");
+    let id = s["id"].as_str().unwrap();
+    let (status, _) = a.call(
+        "PUT",
+        &format!("/v1/sessions/{id}/files/in.txt"),
+        Some(&analyst),
+        "application/octet-stream",
+        b"21",
+    );
+    assert_eq!(status, 201);
+    let (status, r) = b.json(
+        "POST",
+        &format!("/v1/sessions/{id}/steps"),
+        Some(&analyst),
+        serde_json::json!({"language": "python",
+            "code": "open('out.txt', 'w').write(str(2 * int(open('in.txt').read())))"}),
+    );
+    assert_eq!(
+        (status, r["report"]["status"].as_str()),
+        (200, Some("ok")),
+        "{r}"
+    );
+    let (status, bytes) = a.call(
+        "GET",
+        &format!("/v1/sessions/{id}/files/out.txt"),
+        Some(&analyst),
+        "application/json",
+        b"",
+    );
+    assert_eq!((status, bytes.as_slice()), (200, b"42".as_slice()));
+    assert_eq!(
+        postgres::psql(
+            &url,
+            &format!("SELECT count(*) FROM session_events WHERE session_id = '{id}'")
+        ),
+        "2"
+    );
+}

@@ -1158,7 +1158,19 @@ fn mcp_at_slash_mcp_serves_the_registry_to_the_keys_agent() {
     ]);
     // The key decides the agent: two agents, two tool lists.
     let analyst_answers = mcp_client(&server, &analyst, steps.clone());
-    assert_eq!(tool_names(&analyst_answers[0]), ["count-items"]);
+    // `serve` lists the session tools first, then the skills.
+    let sessions = [
+        "session_new",
+        "session_exec",
+        "session_upload",
+        "session_download",
+        "session_log",
+        "session_rm",
+    ];
+    assert_eq!(
+        tool_names(&analyst_answers[0]),
+        [&sessions[..], &["count-items"]].concat()
+    );
     let result = &analyst_answers[1]["result"];
     assert_eq!(result["isError"], false, "{result:#}");
     assert!(
@@ -1174,7 +1186,7 @@ fn mcp_at_slash_mcp_serves_the_registry_to_the_keys_agent() {
     let assistant_answers = mcp_client(&server, &assistant, steps);
     assert_eq!(
         tool_names(&assistant_answers[0]),
-        ["alice-private", "count-items"]
+        [&sessions[..], &["alice-private", "count-items"]].concat()
     );
     assert_eq!(
         assistant_answers[2]["result"]["isError"], false,
@@ -1320,4 +1332,421 @@ fn two_replicas_on_one_postgres_share_keys_registry_and_audit() {
     );
     assert_eq!(status, 200, "{report}");
     assert_eq!(report["status"], "ok", "{report}");
+}
+
+// Sessions over `serve` (issue 17): `/v1/sessions/...` and the MCP `session_*` tools.
+
+/// A server on the example config with agent keys for analyst-1, analyst-2 and
+/// catalogue-bot (no right to run code) and a builder key; `extra` server flags.
+struct SessionServer {
+    server: Server,
+    analyst: String,
+    other: String,
+    no_code: String,
+    builder: String,
+    _tmp: tempfile::TempDir,
+}
+
+impl SessionServer {
+    fn start(extra: &[&str]) -> SessionServer {
+        let tmp = tempfile::tempdir().unwrap();
+        let config = common::example_config(tmp.path(), |t| t);
+        let state = tmp.path().join("state");
+        let agent = |id: &str| create_key(&config, &state, &["--agent", id, "--tenant", "acme"]);
+        let (analyst, other, no_code) = (
+            agent("analyst-1"),
+            agent("analyst-2"),
+            agent("catalogue-bot"),
+        );
+        let builder = create_key(
+            &config,
+            &state,
+            &["--builder", "builder-alice", "--tenant", "acme"],
+        );
+        SessionServer {
+            server: Server::start_with(&config, &state, extra),
+            analyst,
+            other,
+            no_code,
+            builder,
+            _tmp: tmp,
+        }
+    }
+
+    fn new_session(&self, key: &str) -> String {
+        let (status, s) =
+            self.server
+                .json("POST", "/v1/sessions", Some(key), serde_json::json!({}));
+        assert_eq!(status, 201, "{s}");
+        s["id"].as_str().unwrap().to_string()
+    }
+
+    fn step(&self, key: &str, id: &str, code: &str) -> (u16, serde_json::Value) {
+        self.server.json(
+            "POST",
+            &format!("/v1/sessions/{id}/steps"),
+            Some(key),
+            serde_json::json!({"language": "python", "code": code}),
+        )
+    }
+
+    fn upload(&self, key: &str, id: &str, path: &str, bytes: &[u8]) -> (u16, serde_json::Value) {
+        let (status, body) = self.server.call(
+            "PUT",
+            &format!("/v1/sessions/{id}/files/{path}"),
+            Some(key),
+            "application/octet-stream",
+            bytes,
+        );
+        (status, serde_json::from_slice(&body).unwrap())
+    }
+}
+
+#[test]
+fn a_session_over_http_uploads_runs_steps_and_downloads_what_they_wrote() {
+    let s = SessionServer::start(&["--session-upload-limit", "1KiB"]);
+    let srv = &s.server;
+    // No key: 401; a builder key: 403; an agent key makes one (an unguessable id).
+    let (status, _) = srv.json("POST", "/v1/sessions", None, serde_json::json!({}));
+    assert_eq!(status, 401);
+    let (status, refused) = srv.json(
+        "POST",
+        "/v1/sessions",
+        Some(&s.builder),
+        serde_json::json!({}),
+    );
+    assert_eq!(status, 403, "{refused}");
+    let id = s.new_session(&s.analyst);
+    assert_eq!(id.len(), 32, "{id}");
+    assert_ne!(id, s.new_session(&s.analyst));
+
+    let (status, e) = s.upload(&s.analyst, &id, "data/in.csv", b"n\n1\n2\n3\n");
+    assert_eq!((status, e["seq"].as_u64()), (201, Some(1)), "{e}");
+    let (status, r) = s.step(
+        &s.analyst,
+        &id,
+        "total = sum(int(l) for l in open('data/in.csv').read().split()[1:])\n\
+         import os\nos.makedirs('out', exist_ok=True)\nopen('out/total.txt', 'w').write(str(total))\nprint(total)\n",
+    );
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["report"]["status"], "ok", "{r}");
+    assert_eq!(r["report"]["stdout"].as_str().unwrap().trim(), "6", "{r}");
+    assert_eq!(r["seq"], 2, "{r}");
+    // A second step sees the first one's file (the workspace persists between steps).
+    let (_, r) = s.step(&s.analyst, &id, "print(open('out/total.txt').read() + '!')");
+    assert_eq!(r["report"]["stdout"].as_str().unwrap().trim(), "6!", "{r}");
+
+    let (status, bytes) = srv.call(
+        "GET",
+        &format!("/v1/sessions/{id}/files/out/total.txt"),
+        Some(&s.analyst),
+        "application/json",
+        b"",
+    );
+    assert_eq!((status, bytes.as_slice()), (200, b"6".as_slice()));
+    let (status, missing) = srv.get(
+        &format!("/v1/sessions/{id}/files/out/none.txt"),
+        Some(&s.analyst),
+    );
+    assert_eq!(
+        (status, missing["error"]["code"].as_str()),
+        (404, Some("no_such_file")),
+        "{missing}"
+    );
+    let (status, log) = srv.get(&format!("/v1/sessions/{id}/log"), Some(&s.analyst));
+    assert_eq!(status, 200, "{log}");
+    let kinds: Vec<&str> = log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["upload", "step", "step"]);
+
+    // Another agent of the same tenant is told there is no such session, exactly as for an
+    // id never made; a builder key is refused outright.
+    let never = "0".repeat(32);
+    for sid in [&id, &never] {
+        let (status, e) = srv.get(&format!("/v1/sessions/{sid}/log"), Some(&s.other));
+        assert_eq!(
+            (status, e["error"]["code"].as_str()),
+            (404, Some("unknown_session")),
+            "{e}"
+        );
+        let (status, e) = s.step(&s.other, sid, "print(1)");
+        assert_eq!(
+            (status, e["error"]["code"].as_str()),
+            (404, Some("unknown_session")),
+            "{e}"
+        );
+        let (status, _) = s.upload(&s.other, sid, "x.txt", b"x");
+        assert_eq!(status, 404);
+        let (status, _) = srv.call(
+            "GET",
+            &format!("/v1/sessions/{sid}/files/out/total.txt"),
+            Some(&s.other),
+            "application/json",
+            b"",
+        );
+        assert_eq!(status, 404);
+        let (status, _) = srv.call(
+            "DELETE",
+            &format!("/v1/sessions/{sid}"),
+            Some(&s.other),
+            "application/json",
+            b"",
+        );
+        assert_eq!(status, 404);
+    }
+    let (status, e) = srv.get(&format!("/v1/sessions/{id}/log"), Some(&s.builder));
+    assert_eq!(status, 403, "{e}");
+
+    // Bad input: a path out of the workspace, an upload over the cap, a malformed id, a
+    // bad mode, an unknown language; each a 4xx naming the problem, nothing recorded.
+    let (status, e) = s.upload(&s.analyst, &id, "../escape.txt", b"x");
+    assert_eq!(status, 400, "{e}");
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains(".."),
+        "{e}"
+    );
+    let (status, e) = s.upload(&s.analyst, &id, "big.bin", &[0u8; 2048]);
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (413, Some("body_too_large")),
+        "{e}"
+    );
+    let (status, e) = s.upload(&s.analyst, "not-an-id", "x.txt", b"x");
+    assert_eq!(status, 400, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a session id"),
+        "{e}"
+    );
+    let (status, e) = s.upload(&s.analyst, &id, "x.txt?mode=999", b"x");
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (400, Some("bad_mode")),
+        "{e}"
+    );
+    let (status, e) = srv.json(
+        "POST",
+        &format!("/v1/sessions/{id}/steps"),
+        Some(&s.analyst),
+        serde_json::json!({"language": "cobol", "code": "x"}),
+    );
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (400, Some("unknown_language")),
+        "{e}"
+    );
+    let (_, log) = srv.get(&format!("/v1/sessions/{id}/log"), Some(&s.analyst));
+    assert_eq!(log["events"].as_array().unwrap().len(), 3, "{log}");
+
+    // A step the pre-scan blocks comes back as a report with its status, recorded nowhere.
+    let (status, r) = s.step(
+        &s.analyst,
+        &id,
+        "import subprocess\nsubprocess.run(['sh', '-c', 'echo hi > f'])",
+    );
+    assert_eq!(
+        (status, r["report"]["status"].as_str()),
+        (200, Some("blocked")),
+        "{r}"
+    );
+    assert!(r["seq"].is_null(), "{r}");
+    // So does one the policy denies (catalogue-bot may not run code).
+    let bot = s.new_session(&s.no_code);
+    let (status, r) = s.step(&s.no_code, &bot, "print(1)");
+    assert_eq!(
+        (status, r["report"]["status"].as_str()),
+        (200, Some("denied")),
+        "{r}"
+    );
+    assert!(r["seq"].is_null(), "{r}");
+    let (_, log) = srv.get(&format!("/v1/sessions/{bot}/log"), Some(&s.no_code));
+    assert_eq!(log["events"], serde_json::json!([]), "{log}");
+
+    // Removed: gone for its owner too.
+    let (status, e) = srv.call(
+        "DELETE",
+        &format!("/v1/sessions/{id}"),
+        Some(&s.analyst),
+        "application/json",
+        b"",
+    );
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&e));
+    let (status, _) = srv.get(&format!("/v1/sessions/{id}/log"), Some(&s.analyst));
+    assert_eq!(status, 404);
+}
+
+#[test]
+fn a_step_on_a_busy_session_is_409_with_the_locks_reason() {
+    let s = SessionServer::start(&["--session-lock-wait", "100ms"]);
+    let id = s.new_session(&s.analyst);
+    std::thread::scope(|scope| {
+        let slow =
+            scope.spawn(|| s.step(&s.analyst, &id, "import time\ntime.sleep(4)\nprint('done')"));
+        // While one step holds the lock, another step of the session is refused: a probe
+        // sent while the slow step runs, or the slow step itself when a probe got there first.
+        let mut busy = None;
+        while busy.is_none() && !slow.is_finished() {
+            let (status, e) = s.step(&s.analyst, &id, "print(1)");
+            if status == 409 {
+                busy = Some(e);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        let (status, r) = slow.join().unwrap();
+        if status == 409 {
+            busy = busy.or(Some(r));
+        } else {
+            assert_eq!(
+                (status, r["report"]["status"].as_str()),
+                (200, Some("ok")),
+                "{r}"
+            );
+        }
+        let busy = busy.expect("no step was refused while another one ran");
+        assert_eq!(busy["error"]["code"], "session_busy", "{busy}");
+        assert!(
+            busy["error"]["message"].as_str().unwrap().contains("busy"),
+            "{busy}"
+        );
+    });
+}
+
+#[test]
+fn sessions_are_mcp_tools_with_the_same_owner() {
+    let s = SessionServer::start(&[]);
+    // Made over HTTP, used over MCP by the same agent: one session store.
+    let id = s.new_session(&s.analyst);
+    let steps = serde_json::json!([
+        {"op": "list"},
+        {"op": "call", "name": "session_new", "arguments": {}},
+        {"op": "call", "name": "session_upload", "arguments": {"session": id, "path": "in.txt", "text": "21"}},
+        {"op": "call", "name": "session_exec", "arguments": {"session": id, "language": "python",
+            "code": "import json\nn = int(open('in.txt').read())\nopen('out.txt', 'w').write(str(2 * n))\nprint(json.dumps({'n': 2 * n}))"}},
+        {"op": "call", "name": "session_download", "arguments": {"session": id, "path": "out.txt"}},
+        {"op": "call", "name": "session_log", "arguments": {"session": id}},
+        {"op": "call", "name": "session_exec", "arguments": {"session": id, "language": "python",
+            "code": "import subprocess\nsubprocess.run(['true'])"}},
+        {"op": "call", "name": "session_upload", "arguments": {"session": id, "path": "../x", "text": "x"}},
+    ]);
+    let a = mcp_client(&s.server, &s.analyst, steps.clone());
+    let names = tool_names(&a[0]);
+    for t in [
+        "session_new",
+        "session_exec",
+        "session_upload",
+        "session_download",
+        "session_log",
+        "session_rm",
+    ] {
+        assert!(names.iter().any(|n| n == t), "{names:?}");
+    }
+    let new = &a[1]["result"];
+    assert_eq!(new["isError"], false, "{new:#}");
+    assert_eq!(
+        new["structuredContent"]["id"].as_str().unwrap().len(),
+        32,
+        "{new:#}"
+    );
+    assert_eq!(a[2]["result"]["isError"], false, "{:#}", a[2]);
+    let exec = &a[3]["result"];
+    assert_eq!(exec["isError"], false, "{exec:#}");
+    assert_eq!(exec["structuredContent"]["n"], 42, "{exec:#}");
+    let download = a[4]["result"].to_string();
+    assert!(download.contains("\"text\":\"42\""), "{download}");
+    let log = &a[5]["result"]["structuredContent"]["events"];
+    assert_eq!(log.as_array().map(Vec::len), Some(2), "{log:#}");
+    // The pre-scan blocks a step: a tool error, nothing recorded.
+    let blocked = &a[6]["result"];
+    assert_eq!(blocked["isError"], true, "{blocked:#}");
+    assert!(
+        blocked.to_string().contains("nothing recorded"),
+        "{blocked:#}"
+    );
+    let bad = &a[7]["result"];
+    assert_eq!(bad["isError"], true, "{bad:#}");
+    assert!(bad.to_string().contains(".."), "{bad:#}");
+
+    // Another agent is told there is no such session, for every tool.
+    let b = mcp_client(&s.server, &s.other, steps);
+    for answer in &b.as_array().unwrap()[2..6] {
+        let r = &answer["result"];
+        assert_eq!(r["isError"], true, "{r:#}");
+        assert!(r.to_string().contains("no session"), "{r:#}");
+    }
+    let (_, log) = s
+        .server
+        .get(&format!("/v1/sessions/{id}/log"), Some(&s.analyst));
+    assert_eq!(log["events"].as_array().unwrap().len(), 2, "{log}");
+}
+
+/// With `[store] url`, sessions live in PostgreSQL: two replicas serve one session (made
+/// and uploaded to through A, a step through B restoring it from the log, the file that
+/// step wrote downloaded through A).
+#[test]
+fn two_replicas_on_one_postgres_share_sessions() {
+    let url = postgres::fresh_database("serve_sessions");
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| {
+        t.replace(
+            "# url = \"postgres://skillgate:PASSWORD@127.0.0.1:55432/skillgate\"",
+            &format!("url = {url:?}"),
+        )
+    });
+    let (state_a, state_b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let analyst = create_key(
+        &config,
+        &state_a,
+        &["--agent", "analyst-1", "--tenant", "acme"],
+    );
+    let a = Server::start(&config, &state_a);
+    let b = Server::start(&config, &state_b);
+    let (status, s) = a.json(
+        "POST",
+        "/v1/sessions",
+        Some(&analyst),
+        serde_json::json!({}),
+    );
+    assert_eq!(status, 201, "{s}");
+    let id = s["id"].as_str().unwrap();
+    let (status, _) = a.call(
+        "PUT",
+        &format!("/v1/sessions/{id}/files/in.txt"),
+        Some(&analyst),
+        "application/octet-stream",
+        b"21",
+    );
+    assert_eq!(status, 201);
+    let (status, r) = b.json(
+        "POST",
+        &format!("/v1/sessions/{id}/steps"),
+        Some(&analyst),
+        serde_json::json!({"language": "python",
+            "code": "open('out.txt', 'w').write(str(2 * int(open('in.txt').read())))"}),
+    );
+    assert_eq!(
+        (status, r["report"]["status"].as_str()),
+        (200, Some("ok")),
+        "{r}"
+    );
+    let (status, bytes) = a.call(
+        "GET",
+        &format!("/v1/sessions/{id}/files/out.txt"),
+        Some(&analyst),
+        "application/json",
+        b"",
+    );
+    assert_eq!((status, bytes.as_slice()), (200, b"42".as_slice()));
+    assert_eq!(
+        postgres::psql(
+            &url,
+            &format!("SELECT count(*) FROM session_events WHERE session_id = '{id}'")
+        ),
+        "2"
+    );
 }

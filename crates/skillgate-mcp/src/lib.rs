@@ -12,10 +12,12 @@ pub mod server;
 pub mod source;
 pub mod stdio;
 pub mod tools;
+pub mod toolset;
 pub mod watch;
 
 pub use server::{Gateway, SkillServer};
 pub use source::{FolderSource, SkillSource};
+pub use toolset::{ToolFuture, ToolSet};
 
 /// Serves `caller` the skills of `gateway` over stdin and stdout until the client closes
 /// the connection.

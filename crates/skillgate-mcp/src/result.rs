@@ -158,18 +158,25 @@ fn report_content(run_id: &str, outcome: &ExecOutcome, elapsed: Duration) -> Con
 
 /// An artifact as `image` content when it is an image, else as an embedded resource.
 fn artifact_content(run_id: &str, artifact: &skillgate::Artifact) -> ContentBlock {
-    let b64 = || base64::engine::general_purpose::STANDARD.encode(&artifact.content);
-    if let Some(mime) = image_mime(&artifact.content) {
-        return ContentBlock::image(b64(), mime);
-    }
     let uri = format!(
         "skillgate://runs/{run_id}/artifacts/{}",
         artifact.name.replace(' ', "%20")
     );
-    match std::str::from_utf8(&artifact.content) {
-        Ok(text) => ContentBlock::resource(ResourceContents::text(text, uri)),
+    file_content(&uri, &artifact.content)
+}
+
+/// A file's bytes as MCP content: an `image` for PNG, JPEG, GIF and WebP, else an
+/// embedded resource at `uri` (text when the bytes are UTF-8, else a base64 blob).
+pub fn file_content(uri: &str, bytes: &[u8]) -> ContentBlock {
+    let b64 = || base64::engine::general_purpose::STANDARD.encode(bytes);
+    if let Some(mime) = image_mime(bytes) {
+        return ContentBlock::image(b64(), mime);
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) => ContentBlock::resource(ResourceContents::text(text, uri.to_string())),
         Err(_) => ContentBlock::resource(
-            ResourceContents::blob(b64(), uri).with_mime_type("application/octet-stream"),
+            ResourceContents::blob(b64(), uri.to_string())
+                .with_mime_type("application/octet-stream"),
         ),
     }
 }

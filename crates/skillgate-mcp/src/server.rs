@@ -10,6 +10,7 @@
 use crate::result::tool_result;
 use crate::source::{SkillSource, all_skills};
 use crate::tools::tool_of;
+use crate::toolset::ToolSet;
 use rmcp::ErrorData as McpError;
 use rmcp::model::SubscriptionFilter;
 use rmcp::model::{
@@ -32,6 +33,8 @@ pub struct Gateway {
     /// Where the engine comes from instead, when a host (`serve`) owns and swaps it.
     provider: Option<EngineProvider>,
     sources: Vec<Arc<dyn SkillSource>>,
+    /// The host's own tools, offered before the skills.
+    tool_sets: Vec<Arc<dyn ToolSet>>,
     peers: Mutex<Vec<Peer<RoleServer>>>,
     /// Open `subscriptions/listen` streams (protocol 2026-07-28) that asked for
     /// `tools/list_changed`.
@@ -57,6 +60,7 @@ impl Gateway {
             engine: RwLock::new(Ok(engine)),
             provider: None,
             sources,
+            tool_sets: Vec::new(),
             peers: Mutex::new(Vec::new()),
             listeners: Mutex::new(Vec::new()),
         }
@@ -70,9 +74,16 @@ impl Gateway {
             engine: RwLock::new(Ok(engine)),
             provider: Some(provider),
             sources,
+            tool_sets: Vec::new(),
             peers: Mutex::new(Vec::new()),
             listeners: Mutex::new(Vec::new()),
         }
+    }
+
+    /// The gateway with the host's own tools `set` added (see [`ToolSet`]).
+    pub fn with_tool_set(mut self, set: Arc<dyn ToolSet>) -> Gateway {
+        self.tool_sets.push(set);
+        self
     }
 
     /// The engine, or why the policy files could not be reloaded.
@@ -339,12 +350,21 @@ impl rmcp::ServerHandler for SkillServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let caller = self.caller(&ctx)?;
-        let tools = self
+        let mut tools: Vec<rmcp::model::Tool> = self
             .gateway
-            .visible(&caller)
+            .tool_sets
             .iter()
-            .filter_map(|s| tool_of(s))
+            .flat_map(|set| set.tools(&caller))
             .collect();
+        let taken: std::collections::HashSet<String> =
+            tools.iter().map(|t| t.name.to_string()).collect();
+        tools.extend(
+            self.gateway
+                .visible(&caller)
+                .iter()
+                .filter(|s| !taken.contains(&s.name))
+                .filter_map(|s| tool_of(s)),
+        );
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -354,10 +374,22 @@ impl rmcp::ServerHandler for SkillServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let caller = self.caller(&ctx)?;
+        let arguments = request.arguments.unwrap_or_default();
+        for set in &self.gateway.tool_sets {
+            if let Some(call) = set.call(caller.clone(), &request.name, arguments.clone()) {
+                // A `notifications/cancelled` for this request drops the call.
+                return tokio::select! {
+                    result = call => Ok(result.into()),
+                    () = ctx.ct.cancelled() => {
+                        Err(McpError::invalid_request("the request was cancelled", None))
+                    }
+                };
+            }
+        }
         let Some(skill) = self.gateway.tool_skill(&caller, &request.name) else {
             return Err(unknown_tool(&request.name));
         };
-        let input = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        let input = serde_json::Value::Object(arguments);
         if let Some(schema) = &skill.input_schema
             && let Err((status, findings)) = skillgate::check_input(schema, &input)
         {

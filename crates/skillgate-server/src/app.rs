@@ -56,6 +56,7 @@ pub fn authenticated(
         .route("/v1/skills/{name}", get(skill_versions))
         .route("/api/v2/runtimes", get(crate::piston::list_runtimes))
         .route("/v1/admin/reload", post(reload))
+        .merge(crate::sessions::routes(state.clone()))
         .merge(extra);
     behind_key(&state, rest).merge(runs)
 }

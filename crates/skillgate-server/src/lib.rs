@@ -11,6 +11,7 @@
 //! - [`registry`]: publishing `.tar.gz` skill folders, listing what a caller may run.
 //! - [`runs`]: skill and bare-script runs answered with `skillgate::Report`.
 //! - [`mcp`]: the registry's skills as MCP tools at `/mcp`, for agent keys.
+//! - [`sessions`]: the agents' sessions at `/v1/sessions` (and as MCP tools).
 //! - The keys and the registry live in a [`skillgate_store::Store`] (SQLite in the state
 //!   directory).
 
@@ -27,6 +28,8 @@ pub mod ratelimit;
 pub mod registry;
 pub mod runs;
 pub mod serve;
+pub mod session_tools;
+pub mod sessions;
 pub mod state;
 pub mod tarball;
 

@@ -7,7 +7,8 @@
 //! `view`, then the whole pipeline per call). A builder or operator key gets 403: tools are
 //! for agents. Every request runs on the engine the server holds at that moment, so a
 //! reload or a publish is seen by the next MCP request, and sessions are told
-//! (`notifications/tools/list_changed`).
+//! (`notifications/tools/list_changed`). The agent's sessions are tools too
+//! ([`crate::session_tools`]).
 use crate::error::ApiError;
 use crate::{Principal, ServerState, registry};
 use axum::Router;
@@ -128,10 +129,14 @@ impl SkillSource for StoreSource {
 pub fn routes(state: Arc<ServerState>) -> Router<Arc<ServerState>> {
     let engine_of = state.clone();
     let engine = state.engine();
-    let gateway = Arc::new(Gateway::with_provider(
-        Arc::new(move || engine_of.engine()),
-        vec![Arc::new(RegistrySource(state))],
-    ));
+    let sessions = Arc::new(crate::session_tools::SessionTools(state.clone()));
+    let gateway = Arc::new(
+        Gateway::with_provider(
+            Arc::new(move || engine_of.engine()),
+            vec![Arc::new(RegistrySource(state))],
+        )
+        .with_tool_set(sessions),
+    );
     if tokio::runtime::Handle::try_current().is_ok() {
         skillgate_mcp::watch::watch(
             gateway.clone(),

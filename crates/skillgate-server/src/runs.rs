@@ -72,8 +72,8 @@ pub fn language(name: &str) -> Result<Language, ApiError> {
     })
 }
 
-/// A bare script owned by the caller, as `skillgate run --code` builds it.
-pub fn script(language: Language, code: String) -> Result<Skill, ApiError> {
+/// 400 for code over the size limit of a skill's code.
+pub fn check_code(code: &str) -> Result<(), ApiError> {
     if code.len() as u64 > skillgate::skill_dir::MAX_CODE_BYTES {
         return Err(ApiError::bad_request(
             "code_too_large",
@@ -83,6 +83,12 @@ pub fn script(language: Language, code: String) -> Result<Skill, ApiError> {
             ),
         ));
     }
+    Ok(())
+}
+
+/// A bare script owned by the caller, as `skillgate run --code` builds it.
+pub fn script(language: Language, code: String) -> Result<Skill, ApiError> {
+    check_code(&code)?;
     let entry = match language {
         Language::Python => "main.py",
         Language::JavaScript => "main.js",

@@ -39,7 +39,7 @@ impl Settings {
 
 /// The shared state of a running server.
 pub struct ServerState {
-    engine: ArcSwap<Engine>,
+    engine: Arc<ArcSwap<Engine>>,
     settings: Settings,
     store: Arc<dyn Store>,
     /// The monitor's store, for the records the server itself writes (refused credentials).
@@ -55,6 +55,8 @@ pub struct ServerState {
     pub admission: crate::admission::Admission,
     /// The per-caller rate limit.
     pub rate: crate::ratelimit::RateLimiter,
+    /// The agents' sessions (`/v1/sessions`, the MCP `session_*` tools).
+    sessions: Arc<crate::sessions::NativeSessions>,
 }
 
 impl std::fmt::Debug for ServerState {
@@ -168,8 +170,12 @@ impl ServerState {
                     .map_err(|e| e.to_string())?,
             ),
         };
+        let log = skillgate_session::open_store(&engine.config().store, &dir)
+            .map_err(|e| format!("cannot open the session store: {e}"))?;
+        let engine = Arc::new(ArcSwap::from_pointee(engine));
+        let sessions = crate::sessions::native(log, &engine, Default::default());
         Ok(ServerState {
-            engine: ArcSwap::from_pointee(engine),
+            engine,
             settings,
             store,
             monitor,
@@ -184,7 +190,20 @@ impl ServerState {
                 crate::admission::QueueOrder::default(),
             ),
             rate: crate::ratelimit::RateLimiter::new(crate::ratelimit::DEFAULT_PER_MINUTE),
+            sessions,
         })
+    }
+
+    /// Sets how sessions behave (the lock wait, the upload and download caps, ...).
+    pub fn with_session_settings(mut self, settings: skillgate_session::Settings) -> ServerState {
+        let log = self.sessions.store().clone();
+        self.sessions = crate::sessions::native(log, &self.engine, settings);
+        self
+    }
+
+    /// The agents' sessions.
+    pub fn sessions(&self) -> &Arc<crate::sessions::NativeSessions> {
+        &self.sessions
     }
 
     /// Sets the admission limits: at most `concurrent` runs at once and `queue` more

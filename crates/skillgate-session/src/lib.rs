@@ -60,7 +60,9 @@ pub use model::{
     ArtifactRef, Event, EventKind, MountRecord, Session, SnapshotRef, StepRecord, StepResult,
     StepSpec, UploadRecord,
 };
-pub use native::{NativeBackend, STEP_SKILL, reclaim_stale_workspaces};
+pub use native::{
+    DEFAULT_WORKSPACE_BYTES, EngineProvider, NativeBackend, STEP_SKILL, reclaim_stale_workspaces,
+};
 pub use sessions::{
     BackendFactory, Divergence, ExecReport, Owner, ReplayReport, Restored, Sessions, Settings,
 };

@@ -113,12 +113,24 @@ impl Drop for Tmpfs {
     }
 }
 
+/// Gives the engine a step runs on, asked at every step: a long-running host (`serve`)
+/// swaps its engine on reload, and a workspace it keeps warm must see the new policy.
+pub type EngineProvider = Arc<dyn Fn() -> Arc<Engine> + Send + Sync>;
+
 /// The native backend: one workspace, steps run by an [`Engine`] as one caller.
-#[derive(Debug)]
 pub struct NativeBackend {
-    engine: Arc<Engine>,
+    engine: EngineProvider,
     caller: Caller,
     ws: Tmpfs,
+}
+
+impl std::fmt::Debug for NativeBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NativeBackend")
+            .field("caller", &self.caller)
+            .field("ws", &self.ws)
+            .finish_non_exhaustive()
+    }
 }
 
 impl NativeBackend {
@@ -126,6 +138,16 @@ impl NativeBackend {
     /// `caller` through `engine`.
     pub fn new(
         engine: Arc<Engine>,
+        caller: Caller,
+        workspace_bytes: u64,
+    ) -> Result<NativeBackend, SessionError> {
+        NativeBackend::with_provider(Arc::new(move || engine.clone()), caller, workspace_bytes)
+    }
+
+    /// A backend like [`new`](Self::new) whose steps each run on the engine `engine`
+    /// gives at that moment.
+    pub fn with_provider(
+        engine: EngineProvider,
         caller: Caller,
         workspace_bytes: u64,
     ) -> Result<NativeBackend, SessionError> {
@@ -156,14 +178,13 @@ impl NativeBackend {
         let skill = Skill::builder(STEP_SKILL, spec.language, spec.code.as_bytes().to_vec())
             .entry(entry)
             .build();
-        let mut req =
-            self.engine
-                .request(self.caller.clone(), skill, spec.input.clone(), spec.limits);
+        let engine = (self.engine)();
+        let mut req = engine.request(self.caller.clone(), skill, spec.input.clone(), spec.limits);
         req.spec.workspace = Some(Workspace {
             host: PathBuf::from(self.root()),
             cwd: spec.cwd.clone(),
         });
-        self.engine
+        engine
             .run(req)
             .await
             .map_err(|e| SessionError::Backend(format!("running a step: {e}")))
@@ -221,5 +242,28 @@ impl Backend for NativeBackend {
 
     fn read(&self, path: &str, cap: u64) -> Result<Option<Vec<u8>>, SessionError> {
         crate::paths::read(self.root(), path, cap).map_err(|e| Self::io("reading the workspace", e))
+    }
+}
+
+/// The most bytes of a session workspace (its tmpfs) the front ends give by default.
+pub const DEFAULT_WORKSPACE_BYTES: u64 = 512 * 1024 * 1024;
+
+impl crate::Sessions<NativeBackend> {
+    /// Sessions in `store` whose workspaces are [`NativeBackend`]s of `workspace_bytes`,
+    /// each step run as the session's agent on the engine `engine` gives then: how the
+    /// CLI (`skillgate session`) and `serve` drive sessions.
+    pub fn native(
+        store: Arc<dyn crate::LogStore>,
+        settings: crate::Settings,
+        engine: EngineProvider,
+        workspace_bytes: u64,
+    ) -> crate::Sessions<NativeBackend> {
+        crate::Sessions::new(store, settings, move |s| {
+            NativeBackend::with_provider(
+                engine.clone(),
+                Caller::new(&s.agent, &s.tenant),
+                workspace_bytes,
+            )
+        })
     }
 }

@@ -37,6 +37,11 @@ pub struct Settings {
     pub max_download_bytes: u64,
     /// The snapshots `gc` keeps per session.
     pub keep_snapshots: usize,
+    /// The most workspaces this process keeps warm (each a tmpfs holding a session's
+    /// files); beyond it the least recently used one is dropped, and its session's next
+    /// step restores it from a snapshot and the log. What keeps a long-running server
+    /// (`serve`) from holding a workspace for every session it ever ran.
+    pub max_warm: usize,
 }
 
 impl Default for Settings {
@@ -48,6 +53,7 @@ impl Default for Settings {
             max_upload_bytes: 64 * 1024 * 1024,
             max_download_bytes: 64 * 1024 * 1024,
             keep_snapshots: 2,
+            max_warm: 32,
         }
     }
 }
@@ -104,6 +110,23 @@ pub struct ExecReport {
     pub snapshot: Option<SnapshotRef>,
 }
 
+impl ExecReport {
+    /// The step's answer as `skillgate session exec --format json` prints it and
+    /// `POST /v1/sessions/{id}/steps` returns it: the session, the event appended (`seq`
+    /// and `key`, `null` when the step did not run), how the workspace was restored, the
+    /// snapshot taken, and `report` (the pipeline's report of the step).
+    pub fn to_json(&self, session: &str, report: &skillgate::Report) -> serde_json::Value {
+        serde_json::json!({
+            "session": session,
+            "seq": self.event.as_ref().map(|e| e.seq),
+            "key": self.event.as_ref().map(|e| e.key.clone()),
+            "restored": self.restored,
+            "snapshot": self.snapshot,
+            "report": report,
+        })
+    }
+}
+
 /// What `replay` found.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReplayReport {
@@ -121,6 +144,8 @@ pub struct ReplayReport {
 /// A workspace this process holds, at event `seq` (key `key`) of its session.
 struct Warm<B> {
     backend: B,
+    /// When it was last kept ([`Sessions::keep_warm`]'s clock).
+    used: u64,
     seq: u64,
     key: String,
     steps_since_snapshot: u32,
@@ -136,6 +161,8 @@ pub struct Sessions<B: Backend> {
     settings: Settings,
     backends: Box<BackendFactory<B>>,
     warm: Mutex<HashMap<String, Warm<B>>>,
+    /// The clock of [`Warm::used`].
+    clock: std::sync::atomic::AtomicU64,
 }
 
 impl<B: Backend> std::fmt::Debug for Sessions<B> {
@@ -169,7 +196,13 @@ impl<B: Backend> Sessions<B> {
             settings,
             backends: Box::new(backends),
             warm: Mutex::new(HashMap::new()),
+            clock: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// How these sessions behave.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
     }
 
     /// The store.
@@ -181,6 +214,26 @@ impl<B: Backend> Sessions<B> {
         self.warm
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Keeps `warm` as session `id`'s workspace, dropping the least recently kept ones
+    /// beyond [`Settings::max_warm`].
+    fn keep_warm(&self, id: &str, mut warm: Warm<B>) {
+        warm.used = self
+            .clock
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut map = self.warm_map();
+        map.insert(id.to_string(), warm);
+        while map.len() > self.settings.max_warm {
+            let Some(oldest) = map
+                .iter()
+                .min_by_key(|(_, w)| w.used)
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            map.remove(&oldest);
+        }
     }
 
     /// A new session of `owner`.
@@ -235,7 +288,7 @@ impl<B: Backend> Sessions<B> {
         if !ran(&outcome) {
             // Nothing ran, so nothing changed: the workspace stays warm.
             if outcome.status == Status::Denied || outcome.status == Status::Blocked {
-                self.warm_map().insert(id.to_string(), warm);
+                self.keep_warm(id, warm);
             }
             return Ok(ExecReport {
                 outcome,
@@ -288,7 +341,7 @@ impl<B: Backend> Sessions<B> {
         } else {
             None
         };
-        self.warm_map().insert(id.to_string(), warm);
+        self.keep_warm(id, warm);
         drop(lock);
         Ok(ExecReport {
             outcome,
@@ -420,7 +473,7 @@ impl<B: Backend> Sessions<B> {
         let lock = self.lock(id)?;
         let (mut warm, _) = self.to_head(&session, false).await?;
         let s = self.take_snapshot(id, &mut warm)?;
-        self.warm_map().insert(id.to_string(), warm);
+        self.keep_warm(id, warm);
         drop(lock);
         let archive = self
             .usable(&s)?
@@ -449,7 +502,7 @@ impl<B: Backend> Sessions<B> {
         let workspace_digest = warm.backend.digest()?;
         let head = warm.seq;
         let recorded_digest = self.recorded_digest(id, head)?;
-        self.warm_map().insert(id.to_string(), warm);
+        self.keep_warm(id, warm);
         drop(lock);
         Ok(ReplayReport {
             restored,
@@ -594,6 +647,7 @@ impl<B: Backend> Sessions<B> {
         }
         let warm = Warm {
             backend,
+            used: 0,
             seq: from.0,
             key: from.1,
             steps_since_snapshot: 0,

@@ -314,3 +314,31 @@ async fn a_thousand_steps_and_five_hundred_uploads() {
     assert!(r.restored.snapshot.is_some());
     assert!(r.restored.replayed < 64 * 2, "{:?}", r.restored);
 }
+
+/// A process keeps at most `max_warm` workspaces: the least recently used one is dropped,
+/// and its session's next step restores it from the log, state intact.
+#[tokio::test(flavor = "multi_thread")]
+async fn beyond_max_warm_the_least_recently_used_workspace_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::sqlite(dir.path());
+    let a = sessions(
+        db.open(),
+        engine(dir.path()),
+        Settings {
+            max_warm: 1,
+            ..settings(100)
+        },
+    );
+    let (s1, s2) = (a.create(&owner()).unwrap(), a.create(&owner()).unwrap());
+    let r = a.exec(&owner(), &s1.id, py(APPEND)).await.unwrap();
+    assert_eq!(stdout(&r), "x");
+    let r = a.exec(&owner(), &s1.id, py(APPEND)).await.unwrap();
+    assert!(r.restored.warm, "{:?}", r.restored);
+    // Another session's step takes the one warm place.
+    let r = a.exec(&owner(), &s2.id, py(APPEND)).await.unwrap();
+    assert_eq!(stdout(&r), "x");
+    let r = a.exec(&owner(), &s1.id, py(APPEND)).await.unwrap();
+    assert!(!r.restored.warm, "{:?}", r.restored);
+    assert_eq!(r.restored.replayed, 2, "{:?}", r.restored);
+    assert_eq!(stdout(&r), "xxx");
+}

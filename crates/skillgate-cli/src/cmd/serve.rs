@@ -41,6 +41,13 @@ pub(crate) struct ServeArgs {
     /// `oldest-first` (first come, first served).
     #[arg(long, value_name = "ORDER", default_value = "newest-first", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<skillgate_server::admission::QueueOrder>()))]
     queue_order: skillgate_server::admission::QueueOrder,
+    /// How long a session operation waits for the session's lock (another step of it
+    /// running) before it is answered 409 busy, e.g. `5s`.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = skillgate::units::parse_duration)]
+    session_lock_wait: std::time::Duration,
+    /// The largest upload into a session's workspace, e.g. `64MiB`; over it, 413.
+    #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = skillgate::units::parse_size)]
+    session_upload_limit: u64,
 }
 
 pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, UsageError> {
@@ -56,7 +63,12 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, UsageError> {
         config: args.config,
         state_dir: args.state_dir,
     })?
-    .with_rate_limit(args.rate_limit);
+    .with_rate_limit(args.rate_limit)
+    .with_session_settings(skillgate_session::Settings {
+        lock_wait: args.session_lock_wait,
+        max_upload_bytes: args.session_upload_limit,
+        ..skillgate_session::Settings::default()
+    });
     let max_runs = args
         .max_runs
         .map_or_else(skillgate_server::admission::default_concurrent, |n| {

@@ -4,9 +4,7 @@ use crate::UsageError;
 use crate::render::{self, Format};
 use clap::{Args, Subcommand};
 use skillgate::{Language, Report, units};
-use skillgate_session::{
-    NativeBackend, Owner, SessionError, Sessions, Settings as SessionSettings, StepSpec,
-};
+use skillgate_session::{Owner, SessionError, Sessions, Settings as SessionSettings, StepSpec};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -14,8 +12,6 @@ use std::time::{Duration, Instant};
 
 /// Most bytes of a step's script.
 const MAX_CODE_BYTES: u64 = 1024 * 1024;
-/// Most bytes of a session workspace (its tmpfs).
-const WORKSPACE_BYTES: u64 = 512 * 1024 * 1024;
 
 #[derive(Debug, Args)]
 pub(crate) struct SessionArgs {
@@ -168,13 +164,12 @@ pub(crate) fn run(args: SessionArgs) -> Result<ExitCode, UsageError> {
         lock_wait: args.lock_wait,
         ..SessionSettings::default()
     };
-    let sessions = Sessions::new(store, session_settings, move |s| {
-        NativeBackend::new(
-            engine.clone(),
-            skillgate::Caller::new(&s.agent, &s.tenant),
-            WORKSPACE_BYTES,
-        )
-    });
+    let sessions = Sessions::native(
+        store,
+        session_settings,
+        Arc::new(move || engine.clone()),
+        skillgate_session::DEFAULT_WORKSPACE_BYTES,
+    );
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -233,14 +228,7 @@ pub(crate) fn run(args: SessionArgs) -> Result<ExitCode, UsageError> {
                 .map_err(session_error)?;
             let report = Report::new(&r.outcome, started.elapsed());
             match format {
-                Format::Json => print_json(&serde_json::json!({
-                    "session": id,
-                    "seq": r.event.as_ref().map(|e| e.seq),
-                    "key": r.event.as_ref().map(|e| e.key.clone()),
-                    "restored": r.restored,
-                    "snapshot": r.snapshot,
-                    "report": report,
-                })),
+                Format::Json => print_json(&r.to_json(&id, &report)),
                 Format::Text => {
                     render::print_report(&report, format);
                     match &r.event {

@@ -3,8 +3,8 @@
 //! `key_0` is a fixed constant and `key_i = H(key_{i-1} ‖ canonical(event_i))`, with H
 //! sha256. The canonical form of an event is a length-prefixed encoding of what
 //! determines its effect on the workspace:
-//! - a step: its language, code, input and working directory (never its limits, so a
-//!   change of limits in the configuration invalidates nothing);
+//! - a step: its language, code, input, working directory and named runtime (never its
+//!   limits, so a change of limits in the configuration invalidates nothing);
 //! - an upload: its path, mode and the digest of its bytes (uploads are keyed by content,
 //!   not by their position);
 //! - a skill mount: the skill's name, version and the digest of its pinned files.
@@ -36,6 +36,12 @@ pub fn chain(prev: &str, kind: &EventKind) -> String {
             field(&mut h, s.spec.code.as_bytes());
             field(&mut h, s.spec.input.to_string().as_bytes());
             field(&mut h, s.spec.cwd.as_bytes());
+            // Keyed only when named, so the keys of steps on the default runtime stay
+            // what they were before steps could name one.
+            if let Some(runtime) = &s.spec.runtime {
+                field(&mut h, b"runtime");
+                field(&mut h, runtime.as_bytes());
+            }
         }
         EventKind::Upload(u) => {
             field(&mut h, u.path.as_bytes());
@@ -75,6 +81,7 @@ mod tests {
                 cwd: String::new(),
                 limits,
                 replayable: true,
+                runtime: None,
             },
             result: StepResult {
                 status: Status::Ok,
@@ -108,6 +115,23 @@ mod tests {
             chain(GENESIS, &a),
             chain(GENESIS, &step("print(2)", LimitOverrides::default()))
         );
+    }
+
+    #[test]
+    fn a_named_runtime_is_keyed_and_the_default_keeps_the_earlier_key() {
+        let plain = step("print(1)", LimitOverrides::default());
+        // The key of a step on the default runtime, as computed before steps could name
+        // one: language, code, input and cwd only.
+        let mut h = Sha256::new();
+        for f in [GENESIS, "step", "python", "print(1)", r#"{"a":1}"#, ""] {
+            field(&mut h, f.as_bytes());
+        }
+        assert_eq!(chain(GENESIS, &plain), hex::encode(h.finalize()));
+        let mut named = plain.clone();
+        if let EventKind::Step(s) = &mut named {
+            s.spec.runtime = Some("python-data".into());
+        }
+        assert_ne!(chain(GENESIS, &plain), chain(GENESIS, &named));
     }
 
     #[test]

@@ -77,6 +77,26 @@ pub struct StepSpec {
     /// a snapshot is taken right after it, so a restore does not run it again.
     #[serde(default = "yes")]
     pub replayable: bool,
+    /// The named runtime it runs on (`python-data`), as a skill names one in `SKILL.md`
+    /// (`skillgate.runtime`); `None`: the language's default (`[runtimes]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
+}
+
+impl StepSpec {
+    /// A replayable step of `code` in `language`: input `{}`, the session's default
+    /// working directory, the configured limits and the language's default runtime.
+    pub fn new(language: Language, code: impl Into<String>) -> StepSpec {
+        StepSpec {
+            language,
+            code: code.into(),
+            input: serde_json::json!({}),
+            cwd: String::new(),
+            limits: LimitOverrides::default(),
+            replayable: true,
+            runtime: None,
+        }
+    }
 }
 
 fn yes() -> bool {

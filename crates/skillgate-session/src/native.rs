@@ -153,9 +153,12 @@ impl NativeBackend {
             Language::Python => "step.py",
             Language::JavaScript => "step.js",
         };
-        let skill = Skill::builder(STEP_SKILL, spec.language, spec.code.as_bytes().to_vec())
-            .entry(entry)
-            .build();
+        let mut skill =
+            Skill::builder(STEP_SKILL, spec.language, spec.code.as_bytes().to_vec()).entry(entry);
+        if let Some(runtime) = &spec.runtime {
+            skill = skill.runtime(runtime);
+        }
+        let skill = skill.build();
         let mut req =
             self.engine
                 .request(self.caller.clone(), skill, spec.input.clone(), spec.limits);

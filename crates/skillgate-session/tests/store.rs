@@ -42,6 +42,7 @@ fn step(artifact: &[u8]) -> EventKind {
             cwd: String::new(),
             limits: Default::default(),
             replayable: true,
+            runtime: None,
         },
         result: StepResult {
             status: Status::Ok,

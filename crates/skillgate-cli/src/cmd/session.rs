@@ -70,6 +70,10 @@ enum SessionCommand {
         /// right after it, so a restore does not run it again.
         #[arg(long)]
         non_replayable: bool,
+        /// The named runtime it runs on (`python-data`; see `skillgate runtime list`),
+        /// instead of the language's default.
+        #[arg(long, value_name = "NAME")]
+        runtime: Option<String>,
         /// Wall-clock limit, clamped to `[isolation.max]`.
         #[arg(long, value_name = "DURATION", value_parser = units::parse_duration)]
         timeout: Option<Duration>,
@@ -196,6 +200,7 @@ pub(crate) fn run(args: SessionArgs) -> Result<ExitCode, UsageError> {
             input,
             cwd,
             non_replayable,
+            runtime,
             timeout,
             memory,
         } => {
@@ -226,6 +231,7 @@ pub(crate) fn run(args: SessionArgs) -> Result<ExitCode, UsageError> {
                     ..Default::default()
                 },
                 replayable: !non_replayable,
+                runtime,
             };
             let started = Instant::now();
             let r = rt

@@ -365,3 +365,65 @@ fn postgres_restart_mid_session_fails_the_step_in_flight_cleanly_and_the_next_on
     assert_eq!(replay["restored"]["replayed"], 3, "{replay}");
     assert!(replay["restored"]["divergence"].is_null(), "{replay}");
 }
+
+#[test]
+fn a_step_sees_allow_listed_variables_it_asks_for_and_nothing_else() {
+    let ctx = Ctx::new(None);
+    let id = ctx.ok(&["new"]).trim().to_string();
+    let show = ctx.script(
+        "env.py",
+        "import json, os\nnames = ['TZ', 'LC_ALL', 'SKILLGATE_DEMO_SECRET']\nprint(json.dumps({n: os.environ.get(n) for n in names}))\n",
+    );
+    // In the caller's own environment: none of it reaches a step.
+    let run = |extra: &[&str]| {
+        ctx.cmd(
+            &[
+                &["exec", &id, "--code", &show, "--lang", "python"][..],
+                extra,
+                &["--format", "json"],
+            ]
+            .concat(),
+        )
+        .env("TZ", "Europe/Paris")
+        .env("SKILLGATE_DEMO_SECRET", "from-the-caller")
+        .output()
+        .unwrap()
+    };
+    let out = run(&["--env", "TZ=Asia/Tokyo", "--env", "LC_ALL=C.UTF-8"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let seen: serde_json::Value =
+        serde_json::from_str(r["report"]["stdout"].as_str().unwrap()).unwrap();
+    assert_eq!(seen["TZ"], "Asia/Tokyo", "{seen}");
+    assert_eq!(seen["LC_ALL"], "C.UTF-8", "{seen}");
+    assert!(seen["SKILLGATE_DEMO_SECRET"].is_null(), "{seen}");
+    // Recorded with the step.
+    let log = ctx.log(&id);
+    assert_eq!(log[0]["kind"]["env"]["TZ"], "Asia/Tokyo", "{log:?}");
+
+    // A name off the allow-list is refused by name; nothing runs, nothing is recorded.
+    for var in [
+        "SKILLGATE_DEMO_SECRET=x",
+        "LD_PRELOAD=/tmp/x.so",
+        "PYTHONSTARTUP=/workspace/x.py",
+    ] {
+        let out = run(&["--env", var]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let name = var.split('=').next().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{var}: {stderr}");
+        assert!(
+            stderr.contains(&format!("`{name}` is not on the step allow-list")),
+            "{stderr}"
+        );
+    }
+    assert_eq!(ctx.log(&id).len(), 1);
+
+    // A replay sets the recorded variables again: no divergence.
+    let replay: serde_json::Value =
+        serde_json::from_str(&ctx.ok(&["replay", &id, "--cold", "--format", "json"])).unwrap();
+    assert!(replay["restored"]["divergence"].is_null(), "{replay}");
+}

@@ -3,8 +3,9 @@
 //! `key_0` is a fixed constant and `key_i = H(key_{i-1} ‖ canonical(event_i))`, with H
 //! sha256. The canonical form of an event is a length-prefixed encoding of what
 //! determines its effect on the workspace:
-//! - a step: its language, code, input, working directory and named runtime (never its
-//!   limits, so a change of limits in the configuration invalidates nothing);
+//! - a step: its language, code, input, working directory, named runtime and
+//!   environment variables (never its limits, so a change of limits in the
+//!   configuration invalidates nothing);
 //! - an upload: its path, mode and the digest of its bytes (uploads are keyed by content,
 //!   not by their position);
 //! - a skill mount: the skill's name, version and the digest of its pinned files.
@@ -41,6 +42,14 @@ pub fn chain(prev: &str, kind: &EventKind) -> String {
             if let Some(runtime) = &s.spec.runtime {
                 field(&mut h, b"runtime");
                 field(&mut h, runtime.as_bytes());
+            }
+            // Likewise only when the step sets any: names and values, sorted by name.
+            if !s.spec.env.is_empty() {
+                field(&mut h, b"env");
+                for (name, value) in &s.spec.env {
+                    field(&mut h, name.as_bytes());
+                    field(&mut h, value.as_bytes());
+                }
             }
         }
         EventKind::Upload(u) => {
@@ -82,6 +91,7 @@ mod tests {
                 limits,
                 replayable: true,
                 runtime: None,
+                env: Default::default(),
             },
             result: StepResult {
                 status: Status::Ok,
@@ -132,6 +142,16 @@ mod tests {
             s.spec.runtime = Some("python-data".into());
         }
         assert_ne!(chain(GENESIS, &plain), chain(GENESIS, &named));
+        let mut with_env = plain.clone();
+        if let EventKind::Step(s) = &mut with_env {
+            s.spec.env.insert("TZ".into(), "UTC".into());
+        }
+        let mut other_value = with_env.clone();
+        if let EventKind::Step(s) = &mut other_value {
+            s.spec.env.insert("TZ".into(), "Asia/Tokyo".into());
+        }
+        assert_ne!(chain(GENESIS, &plain), chain(GENESIS, &with_env));
+        assert_ne!(chain(GENESIS, &with_env), chain(GENESIS, &other_value));
     }
 
     #[test]

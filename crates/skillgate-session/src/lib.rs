@@ -40,6 +40,7 @@
 //! # Ok(()) }
 //! ```
 pub mod backend;
+pub mod env;
 mod error;
 pub mod id;
 pub mod key;

@@ -3,6 +3,7 @@
 //! snapshots), which are kept apart and never in the log itself.
 use serde::{Deserialize, Serialize};
 use skillgate_core::{Language, LimitOverrides, Status};
+use std::collections::BTreeMap;
 
 /// A session: whose it is and where its steps start.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -81,6 +82,10 @@ pub struct StepSpec {
     /// (`skillgate.runtime`); `None`: the language's default (`[runtimes]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime: Option<String>,
+    /// Environment variables it is given, beyond the sandbox's own: names on the
+    /// allow-list only (see [`crate::env`]; nothing of the caller's own environment).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
 }
 
 impl StepSpec {
@@ -95,6 +100,7 @@ impl StepSpec {
             limits: LimitOverrides::default(),
             replayable: true,
             runtime: None,
+            env: BTreeMap::new(),
         }
     }
 }

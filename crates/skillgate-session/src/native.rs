@@ -162,6 +162,11 @@ impl NativeBackend {
         let mut req =
             self.engine
                 .request(self.caller.clone(), skill, spec.input.clone(), spec.limits);
+        // On top of the sandbox's rebuilt environment (checked against the allow-list
+        // before the step was accepted or replayed).
+        req.spec
+            .env
+            .extend(spec.env.iter().map(|(k, v)| (k.clone(), v.clone())));
         req.spec.workspace = Some(Workspace {
             host: PathBuf::from(self.root()),
             cwd: spec.cwd.clone(),

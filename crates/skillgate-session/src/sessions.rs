@@ -37,6 +37,8 @@ pub struct Settings {
     pub max_download_bytes: u64,
     /// The snapshots `gc` keeps per session.
     pub keep_snapshots: usize,
+    /// The environment variables a step may set (see [`crate::env`]).
+    pub env_allow: Vec<String>,
 }
 
 impl Default for Settings {
@@ -48,6 +50,7 @@ impl Default for Settings {
             max_upload_bytes: 64 * 1024 * 1024,
             max_download_bytes: 64 * 1024 * 1024,
             keep_snapshots: 2,
+            env_allow: crate::env::default_allow(),
         }
     }
 }
@@ -220,6 +223,7 @@ impl<B: Backend> Sessions<B> {
     ) -> Result<ExecReport, SessionError> {
         let session = self.get(owner, id)?;
         crate::paths::check_cwd(&spec.cwd).map_err(SessionError::Invalid)?;
+        crate::env::check(&spec.env, &self.settings.env_allow).map_err(SessionError::Invalid)?;
         if spec.cwd.is_empty() {
             spec.cwd = session.default_cwd.clone();
         }
@@ -650,6 +654,8 @@ impl<B: Backend> Sessions<B> {
                     .await?;
             }
             EventKind::Step(s) => {
+                // A name taken off the allow-list since is not set again (fail closed).
+                crate::env::check(&s.spec.env, &self.settings.env_allow).map_err(fail)?;
                 let outcome = warm
                     .backend
                     .apply(Action::Step(&s.spec))

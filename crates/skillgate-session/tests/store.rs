@@ -43,6 +43,7 @@ fn step(artifact: &[u8]) -> EventKind {
             limits: Default::default(),
             replayable: true,
             runtime: None,
+            env: Default::default(),
         },
         result: StepResult {
             status: Status::Ok,

@@ -70,6 +70,10 @@ enum SessionCommand {
         /// right after it, so a restore does not run it again.
         #[arg(long)]
         non_replayable: bool,
+        /// An environment variable for the step, NAME=VALUE (repeatable; names on the
+        /// step allow-list only: TZ, LC_ALL, ...; recorded in the log with the step).
+        #[arg(long = "env", value_name = "NAME=VALUE", value_parser = parse_env)]
+        env: Vec<(String, String)>,
         /// The named runtime it runs on (`python-data`; see `skillgate runtime list`),
         /// instead of the language's default.
         #[arg(long, value_name = "NAME")]
@@ -128,6 +132,13 @@ enum SessionCommand {
 
 fn parse_lang(s: &str) -> Result<Language, String> {
     s.parse()
+}
+
+fn parse_env(s: &str) -> Result<(String, String), String> {
+    s.split_once('=')
+        .filter(|(name, _)| !name.is_empty())
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .ok_or_else(|| format!("`{s}` is not NAME=VALUE"))
 }
 
 fn parse_mode(s: &str) -> Result<u32, String> {
@@ -200,6 +211,7 @@ pub(crate) fn run(args: SessionArgs) -> Result<ExitCode, UsageError> {
             input,
             cwd,
             non_replayable,
+            env,
             runtime,
             timeout,
             memory,
@@ -232,6 +244,7 @@ pub(crate) fn run(args: SessionArgs) -> Result<ExitCode, UsageError> {
                 },
                 replayable: !non_replayable,
                 runtime,
+                env: env.into_iter().collect(),
             };
             let started = Instant::now();
             let r = rt

@@ -419,3 +419,155 @@ fn every_command_and_flag_of_the_command_line_block_exists() {
     }
     assert!(flags_checked >= 30, "only {flags_checked} flags checked");
 }
+
+/// The Sessions section's demo, run by bash exactly as written: from a folder whose
+/// `examples` is the repository's, with `skillgate` on the PATH and a fresh state
+/// directory (`$XDG_STATE_HOME/skillgate`) whose runtimes are kept in this target
+/// directory. The chart it downloads is a PNG, the step killed in flight left no event,
+/// and the step after the kill reads the state the recorded steps left.
+#[test]
+fn the_session_demo_runs_as_written_and_its_state_survives_the_kill_9() {
+    let text = readme();
+    let demo = blocks(&section(&text, "Sessions"), "sh")
+        .into_iter()
+        .find(|b| b.contains("kill -9"))
+        .expect("the Sessions section has the demo block");
+    // A fresh state directory but for its runtimes, installed once per target directory
+    // (a runtime refuses to run from a path other than the one it was installed at).
+    let state_home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("readme-session-demo");
+    let state = state_home.join("skillgate");
+    std::fs::create_dir_all(&state).unwrap();
+    for entry in std::fs::read_dir(&state).unwrap() {
+        let path = entry.unwrap().path();
+        if path.file_name() == Some("runtimes".as_ref()) {
+            continue;
+        }
+        match path.is_dir() {
+            true => std::fs::remove_dir_all(&path).unwrap(),
+            false => std::fs::remove_file(&path).unwrap(),
+        }
+    }
+    let home = tempfile::tempdir().unwrap();
+    let work = home.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    std::os::unix::fs::symlink(repo().join("examples"), work.join("examples")).unwrap();
+    let sg = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_skillgate"))
+            .args(args)
+            .current_dir(&work)
+            .env("XDG_STATE_HOME", &state_home)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "skillgate {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // From the wheel cache `scripts/install-test-deps` fills, so the demo's own
+    // `runtime install` finds it installed and asks no index.
+    let config = ["--config", "examples/skillgate.toml"];
+    sg(&[
+        &["runtime", "install", "python-data", "--offline"][..],
+        &config,
+    ]
+    .concat());
+
+    let bin = Path::new(env!("CARGO_BIN_EXE_skillgate")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let script = format!("set -eu\n{demo}\necho \"demo: $ID $!\"\n");
+    let out = std::process::Command::new("timeout")
+        .args(["600", "bash", "-c", &script])
+        .current_dir(&work)
+        .env("PATH", path)
+        .env("XDG_STATE_HOME", &state_home)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the demo failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (id, killed) = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("demo: "))
+        .and_then(|l| l.split_once(' '))
+        .unwrap();
+    let answer = |key: &str| -> Value {
+        stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+            .find(|v| v.get(key).is_some())
+            .unwrap_or_else(|| panic!("no answer with `{key}` in:\n{stdout}"))
+    };
+    let cleaned = answer("totals");
+    assert_eq!(
+        (cleaned["rows"].as_u64(), cleaned["kept"].as_u64()),
+        (Some(12), Some(9))
+    );
+
+    let chart = std::fs::read(work.join("chart.png")).expect("the demo downloads chart.png");
+    assert!(
+        chart.starts_with(b"\x89PNG\r\n\x1a\n"),
+        "chart.png is not a PNG"
+    );
+    // After the kill: the clean table and the chart as the recorded steps left them.
+    let summary = answer("chart_bytes");
+    assert_eq!(summary["kept"], 9, "{summary}");
+    assert_eq!(summary["total"], 1440.5, "{summary}");
+    assert_eq!(summary["chart_bytes"].as_u64(), Some(chart.len() as u64));
+
+    // The kill came in flight: the process had its workspace (it held the session's
+    // lock and was restoring or running), which it could not clean up.
+    let prefix = format!("skillgate-session-{killed}-");
+    let left = || {
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+    };
+    assert!(
+        left(),
+        "the killed `session exec` ({killed}) was not in flight"
+    );
+    let who = [
+        "--agent",
+        "analyst-1",
+        "--tenant",
+        "acme",
+        "--format",
+        "json",
+    ];
+    let log: Vec<Value> =
+        serde_json::from_str(&sg(&[&["session", "log", id][..], &config, &who].concat())).unwrap();
+    let steps: Vec<String> = log
+        .iter()
+        .map(|e| match e["kind"]["kind"].as_str().unwrap() {
+            "step" => e["kind"]["code"].as_str().unwrap().to_string(),
+            other => other.to_string(),
+        })
+        .collect();
+    let code =
+        |name: &str| std::fs::read_to_string(repo().join("examples/sessions").join(name)).unwrap();
+    assert_eq!(
+        steps,
+        [
+            "upload".to_string(),
+            code("clean.py"),
+            code("chart.py"),
+            code("summary.py")
+        ],
+        "the log holds the upload and the three recorded steps, nothing of the killed one"
+    );
+    sg(&[&["session", "gc"][..], &config].concat());
+    assert!(
+        !left(),
+        "session gc reclaims the killed process's workspace"
+    );
+}

@@ -194,3 +194,236 @@ fn bad_input_is_refused_with_a_clear_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no session"));
 }
+
+/// A PostgreSQL of this test's own: `scripts/services up postgres` in a services
+/// directory and on a port of its own, so restarting it disturbs no other test. Stopped
+/// (by the PID it recorded) when dropped.
+struct OwnPostgres {
+    dir: tempfile::TempDir,
+    port: u16,
+}
+
+impl OwnPostgres {
+    fn start() -> OwnPostgres {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let pg = OwnPostgres {
+            dir: tempfile::tempdir().unwrap(),
+            port,
+        };
+        pg.up();
+        pg
+    }
+
+    /// `scripts/services up postgres` (idempotent); the `[store] url` it prints.
+    fn up(&self) -> String {
+        let out = std::process::Command::new(common::repo().join("scripts/services"))
+            .args(["up", "postgres"])
+            .env("SKILLGATE_SERVICES_DIR", self.dir.path())
+            .env("SKILLGATE_PG_PORT", self.port.to_string())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "scripts/services up postgres: {}\n{}",
+            String::from_utf8_lossy(&out.stderr),
+            std::fs::read_to_string(self.dir.path().join("postgres/log")).unwrap_or_default()
+        );
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("url = \"")?.strip_suffix('"'))
+            .unwrap_or_else(|| panic!("no url in: {stdout}"))
+            .to_string()
+    }
+
+    /// The postmaster's PID, as `up` recorded it.
+    fn pid(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("postgres/pid"))
+            .unwrap()
+            .trim()
+            .to_string()
+    }
+
+    /// Sends `signal` to the postmaster and waits until it is gone.
+    fn stop(&self, signal: &str) {
+        let pid = self.pid();
+        let sent = std::process::Command::new("kill")
+            .args([signal, &pid])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill {signal} {pid}");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while is_alive(&pid) {
+            assert!(Instant::now() < deadline, "PostgreSQL ({pid}) did not stop");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // As `scripts/services down` does: a zombie not reaped yet still answers
+        // `kill -0`, which `up` would take for a server that runs but does not answer.
+        std::fs::remove_file(self.dir.path().join("postgres/pid")).unwrap();
+    }
+
+    /// An immediate shutdown (every backend ended at once, crash recovery at the next
+    /// start), then a start on the same data.
+    fn restart(&self) {
+        self.stop("-QUIT");
+        self.up();
+    }
+}
+
+impl Drop for OwnPostgres {
+    fn drop(&mut self) {
+        let pid = self.dir.path().join("postgres/pid");
+        if std::fs::read_to_string(&pid).is_ok_and(|p| is_alive(p.trim())) {
+            self.stop("-INT");
+        }
+    }
+}
+
+/// Whether process `pid` runs (a zombie does not).
+fn is_alive(pid: &str) -> bool {
+    std::fs::read_to_string(Path::new("/proc").join(pid).join("stat")).is_ok_and(|s| {
+        s.rsplit_once(") ")
+            .is_some_and(|(_, rest)| !rest.starts_with('Z'))
+    })
+}
+
+#[test]
+fn postgres_restart_mid_session_fails_the_step_in_flight_cleanly_and_the_next_one_runs() {
+    let pg = OwnPostgres::start();
+    let ctx = Ctx::new(Some(&pg.up()));
+    let id = ctx.ok(&["new"]).trim().to_string();
+    let csv = ctx.script("data.csv", "n\n1\n2\n3\n");
+    ctx.ok(&["upload", &id, &csv, "data.csv"]);
+    let sum = ctx.script(
+        "sum.py",
+        "total = sum(int(l) for l in open('data.csv').read().split()[1:])\nopen('total.txt','w').write(str(total))\nprint(total)\n",
+    );
+    assert_eq!(ctx.exec(&id, &sum)["seq"], 2);
+
+    // A step that changes the workspace, then waits for a file the test puts into its
+    // workspace once the database has restarted.
+    let hold = ctx.script(
+        "hold.py",
+        "import os, time\nopen('total.txt','w').write('half-written')\nwhile not os.path.exists('go'):\n    time.sleep(0.05)\nprint('done')\n",
+    );
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("skillgate"))
+        .arg("session")
+        .args(["exec", &id, "--code", &hold, "--lang", "python"])
+        .args(["--timeout", "120s"])
+        .args(ctx.args())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The step runs once its workspace (on the host) holds what it wrote.
+    let prefix = format!("skillgate-session-{}-", child.id());
+    let running = || {
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .filter_map(Result::ok)
+            .find(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+            .map(|e| e.path())
+            .filter(|w| std::fs::read(w.join("total.txt")).is_ok_and(|t| t == b"half-written"))
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let workspace = loop {
+        if let Some(w) = running() {
+            break w;
+        }
+        assert!(Instant::now() < deadline, "the step never started");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    pg.restart();
+    std::fs::write(workspace.join("go"), "").unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "a clear error: {stderr}");
+    assert!(
+        stderr.contains("lost its lock") && stderr.contains("nothing was recorded"),
+        "{stderr}"
+    );
+
+    // Nothing of it in the log; the next step runs on the recorded state and the log
+    // goes on unbroken (its key chain replays from nothing without a divergence).
+    assert_eq!(ctx.log(&id).len(), 2);
+    let read = ctx.script("read.py", "print(open('total.txt').read())\n");
+    let r = ctx.exec(&id, &read);
+    assert_eq!(r["report"]["stdout"].as_str().unwrap().trim(), "6", "{r}");
+    assert_eq!(r["seq"], 3);
+    let seqs: Vec<u64> = ctx
+        .log(&id)
+        .iter()
+        .map(|e| e["seq"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seqs, [1, 2, 3]);
+    let replay: serde_json::Value =
+        serde_json::from_str(&ctx.ok(&["replay", &id, "--cold", "--format", "json"])).unwrap();
+    assert_eq!(replay["restored"]["replayed"], 3, "{replay}");
+    assert!(replay["restored"]["divergence"].is_null(), "{replay}");
+}
+
+#[test]
+fn a_step_sees_allow_listed_variables_it_asks_for_and_nothing_else() {
+    let ctx = Ctx::new(None);
+    let id = ctx.ok(&["new"]).trim().to_string();
+    let show = ctx.script(
+        "env.py",
+        "import json, os\nnames = ['TZ', 'LC_ALL', 'SKILLGATE_DEMO_SECRET']\nprint(json.dumps({n: os.environ.get(n) for n in names}))\n",
+    );
+    // In the caller's own environment: none of it reaches a step.
+    let run = |extra: &[&str]| {
+        ctx.cmd(
+            &[
+                &["exec", &id, "--code", &show, "--lang", "python"][..],
+                extra,
+                &["--format", "json"],
+            ]
+            .concat(),
+        )
+        .env("TZ", "Europe/Paris")
+        .env("SKILLGATE_DEMO_SECRET", "from-the-caller")
+        .output()
+        .unwrap()
+    };
+    let out = run(&["--env", "TZ=Asia/Tokyo", "--env", "LC_ALL=C.UTF-8"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let seen: serde_json::Value =
+        serde_json::from_str(r["report"]["stdout"].as_str().unwrap()).unwrap();
+    assert_eq!(seen["TZ"], "Asia/Tokyo", "{seen}");
+    assert_eq!(seen["LC_ALL"], "C.UTF-8", "{seen}");
+    assert!(seen["SKILLGATE_DEMO_SECRET"].is_null(), "{seen}");
+    // Recorded with the step.
+    let log = ctx.log(&id);
+    assert_eq!(log[0]["kind"]["env"]["TZ"], "Asia/Tokyo", "{log:?}");
+
+    // A name off the allow-list is refused by name; nothing runs, nothing is recorded.
+    for var in [
+        "SKILLGATE_DEMO_SECRET=x",
+        "LD_PRELOAD=/tmp/x.so",
+        "PYTHONSTARTUP=/workspace/x.py",
+    ] {
+        let out = run(&["--env", var]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let name = var.split('=').next().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{var}: {stderr}");
+        assert!(
+            stderr.contains(&format!("`{name}` is not on the step allow-list")),
+            "{stderr}"
+        );
+    }
+    assert_eq!(ctx.log(&id).len(), 1);
+
+    // A replay sets the recorded variables again: no divergence.
+    let replay: serde_json::Value =
+        serde_json::from_str(&ctx.ok(&["replay", &id, "--cold", "--format", "json"])).unwrap();
+    assert!(replay["restored"]["divergence"].is_null(), "{replay}");
+}

@@ -3,8 +3,9 @@
 //! `key_0` is a fixed constant and `key_i = H(key_{i-1} ‖ canonical(event_i))`, with H
 //! sha256. The canonical form of an event is a length-prefixed encoding of what
 //! determines its effect on the workspace:
-//! - a step: its language, code, input and working directory (never its limits, so a
-//!   change of limits in the configuration invalidates nothing);
+//! - a step: its language, code, input, working directory, named runtime and
+//!   environment variables (never its limits, so a change of limits in the
+//!   configuration invalidates nothing);
 //! - an upload: its path, mode and the digest of its bytes (uploads are keyed by content,
 //!   not by their position);
 //! - a skill mount: the skill's name, version and the digest of its pinned files.
@@ -36,6 +37,20 @@ pub fn chain(prev: &str, kind: &EventKind) -> String {
             field(&mut h, s.spec.code.as_bytes());
             field(&mut h, s.spec.input.to_string().as_bytes());
             field(&mut h, s.spec.cwd.as_bytes());
+            // Keyed only when named, so the keys of steps on the default runtime stay
+            // what they were before steps could name one.
+            if let Some(runtime) = &s.spec.runtime {
+                field(&mut h, b"runtime");
+                field(&mut h, runtime.as_bytes());
+            }
+            // Likewise only when the step sets any: names and values, sorted by name.
+            if !s.spec.env.is_empty() {
+                field(&mut h, b"env");
+                for (name, value) in &s.spec.env {
+                    field(&mut h, name.as_bytes());
+                    field(&mut h, value.as_bytes());
+                }
+            }
         }
         EventKind::Upload(u) => {
             field(&mut h, u.path.as_bytes());
@@ -75,6 +90,8 @@ mod tests {
                 cwd: String::new(),
                 limits,
                 replayable: true,
+                runtime: None,
+                env: Default::default(),
             },
             result: StepResult {
                 status: Status::Ok,
@@ -108,6 +125,33 @@ mod tests {
             chain(GENESIS, &a),
             chain(GENESIS, &step("print(2)", LimitOverrides::default()))
         );
+    }
+
+    #[test]
+    fn a_named_runtime_is_keyed_and_the_default_keeps_the_earlier_key() {
+        let plain = step("print(1)", LimitOverrides::default());
+        // The key of a step on the default runtime, as computed before steps could name
+        // one: language, code, input and cwd only.
+        let mut h = Sha256::new();
+        for f in [GENESIS, "step", "python", "print(1)", r#"{"a":1}"#, ""] {
+            field(&mut h, f.as_bytes());
+        }
+        assert_eq!(chain(GENESIS, &plain), hex::encode(h.finalize()));
+        let mut named = plain.clone();
+        if let EventKind::Step(s) = &mut named {
+            s.spec.runtime = Some("python-data".into());
+        }
+        assert_ne!(chain(GENESIS, &plain), chain(GENESIS, &named));
+        let mut with_env = plain.clone();
+        if let EventKind::Step(s) = &mut with_env {
+            s.spec.env.insert("TZ".into(), "UTC".into());
+        }
+        let mut other_value = with_env.clone();
+        if let EventKind::Step(s) = &mut other_value {
+            s.spec.env.insert("TZ".into(), "Asia/Tokyo".into());
+        }
+        assert_ne!(chain(GENESIS, &plain), chain(GENESIS, &with_env));
+        assert_ne!(chain(GENESIS, &with_env), chain(GENESIS, &other_value));
     }
 
     #[test]

@@ -31,19 +31,16 @@
 //! let owner = Owner { tenant: "acme".into(), agent: "analyst-1".into() };
 //! let s = sessions.create(&owner)?;
 //! sessions.upload(&owner, &s.id, "data.csv", b"a,b\n1,2\n", 0o644)?;
-//! let step = StepSpec {
-//!     language: skillgate::Language::Python,
-//!     code: "print(open('data.csv').read())".into(),
-//!     input: serde_json::json!({}),
-//!     cwd: String::new(),
-//!     limits: Default::default(),
-//!     replayable: true,
-//! };
+//! let step = StepSpec::new(
+//!     skillgate::Language::Python,
+//!     "print(open('data.csv').read())",
+//! );
 //! let report = sessions.exec(&owner, &s.id, step).await?;
 //! println!("{}", String::from_utf8_lossy(&report.outcome.stdout));
 //! # Ok(()) }
 //! ```
 pub mod backend;
+pub mod env;
 mod error;
 pub mod id;
 pub mod key;

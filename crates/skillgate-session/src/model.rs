@@ -3,6 +3,7 @@
 //! snapshots), which are kept apart and never in the log itself.
 use serde::{Deserialize, Serialize};
 use skillgate_core::{Language, LimitOverrides, Status};
+use std::collections::BTreeMap;
 
 /// A session: whose it is and where its steps start.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,6 +78,31 @@ pub struct StepSpec {
     /// a snapshot is taken right after it, so a restore does not run it again.
     #[serde(default = "yes")]
     pub replayable: bool,
+    /// The named runtime it runs on (`python-data`), as a skill names one in `SKILL.md`
+    /// (`skillgate.runtime`); `None`: the language's default (`[runtimes]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime: Option<String>,
+    /// Environment variables it is given, beyond the sandbox's own: names on the
+    /// allow-list only (see [`crate::env`]; nothing of the caller's own environment).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+}
+
+impl StepSpec {
+    /// A replayable step of `code` in `language`: input `{}`, the session's default
+    /// working directory, the configured limits and the language's default runtime.
+    pub fn new(language: Language, code: impl Into<String>) -> StepSpec {
+        StepSpec {
+            language,
+            code: code.into(),
+            input: serde_json::json!({}),
+            cwd: String::new(),
+            limits: LimitOverrides::default(),
+            replayable: true,
+            runtime: None,
+            env: BTreeMap::new(),
+        }
+    }
 }
 
 fn yes() -> bool {

@@ -53,6 +53,8 @@ struct Tmpfs {
     dir: tempfile::TempDir,
     bytes: u64,
     mounted: bool,
+    /// Mounted and not handed out since: already what [`Tmpfs::fresh`] would make.
+    pristine: bool,
 }
 
 impl Tmpfs {
@@ -65,6 +67,7 @@ impl Tmpfs {
             dir,
             bytes,
             mounted: false,
+            pristine: false,
         };
         t.fresh()?;
         Ok(t)
@@ -72,6 +75,9 @@ impl Tmpfs {
 
     /// Mounts a new, empty tmpfs (dropping the previous one and everything in it).
     fn fresh(&mut self) -> Result<(), SessionError> {
+        if self.pristine {
+            return Ok(());
+        }
         self.unmount()?;
         let data = CString::new(format!("size={},mode=0700", self.bytes.max(4096)))
             .map_err(|e| SessionError::Backend(e.to_string()))?;
@@ -90,6 +96,7 @@ impl Tmpfs {
             ))
         })?;
         self.mounted = true;
+        self.pristine = true;
         Ok(())
     }
 
@@ -158,9 +165,16 @@ impl NativeBackend {
         })
     }
 
-    /// The workspace's host directory.
+    /// The workspace's host directory, to read (it changes only through
+    /// [`Backend::apply`] and [`Backend::materialize`]).
     pub fn root(&self) -> &Path {
         self.ws.dir.path()
+    }
+
+    /// The workspace's host directory, to change it (a new one is no longer empty).
+    fn root_mut(&mut self) -> PathBuf {
+        self.ws.pristine = false;
+        self.ws.dir.path().to_path_buf()
     }
 
     fn io(what: &str, e: std::io::Error) -> SessionError {
@@ -169,19 +183,28 @@ impl NativeBackend {
 
     async fn step(&mut self, spec: &StepSpec) -> Result<ExecOutcome, SessionError> {
         crate::paths::check_cwd(&spec.cwd).map_err(SessionError::Invalid)?;
-        crate::paths::make_dir(self.root(), &spec.cwd)
+        let root = self.root_mut();
+        crate::paths::make_dir(&root, &spec.cwd)
             .map_err(|e| Self::io("creating the step's working directory", e))?;
         let entry = match spec.language {
             Language::Python => "step.py",
             Language::JavaScript => "step.js",
         };
-        let skill = Skill::builder(STEP_SKILL, spec.language, spec.code.as_bytes().to_vec())
-            .entry(entry)
-            .build();
+        let mut skill =
+            Skill::builder(STEP_SKILL, spec.language, spec.code.as_bytes().to_vec()).entry(entry);
+        if let Some(runtime) = &spec.runtime {
+            skill = skill.runtime(runtime);
+        }
+        let skill = skill.build();
         let engine = (self.engine)();
         let mut req = engine.request(self.caller.clone(), skill, spec.input.clone(), spec.limits);
+        // On top of the sandbox's rebuilt environment (checked against the allow-list
+        // before the step was accepted or replayed).
+        req.spec
+            .env
+            .extend(spec.env.iter().map(|(k, v)| (k.clone(), v.clone())));
         req.spec.workspace = Some(Workspace {
-            host: PathBuf::from(self.root()),
+            host: root,
             cwd: spec.cwd.clone(),
         });
         engine
@@ -204,7 +227,7 @@ impl Backend for NativeBackend {
     fn materialize(&mut self, from: Restore<'_>) -> Result<(), SessionError> {
         self.ws.fresh()?;
         if let Restore::Snapshot(archive) = from {
-            snapshot::unpack(archive, self.root())
+            snapshot::unpack(archive, &self.root_mut())
                 .map_err(|e| Self::io("restoring a snapshot", e))?;
         }
         Ok(())
@@ -217,15 +240,15 @@ impl Backend for NativeBackend {
         match action {
             Action::Step(spec) => self.step(spec).await.map(Some),
             Action::Upload { path, bytes, mode } => {
-                crate::paths::write(self.root(), path, bytes, mode)
+                crate::paths::write(&self.root_mut(), path, bytes, mode)
                     .map_err(|e| Self::io("writing an upload", e))?;
                 Ok(None)
             }
             Action::Mount { skill, archive } => {
                 let dir = format!("skills/{skill}");
-                crate::paths::make_dir(self.root(), &dir)
-                    .map_err(|e| Self::io("mounting a skill", e))?;
-                snapshot::unpack(archive, &self.root().join(&dir))
+                let root = self.root_mut();
+                crate::paths::make_dir(&root, &dir).map_err(|e| Self::io("mounting a skill", e))?;
+                snapshot::unpack(archive, &root.join(&dir))
                     .map_err(|e| Self::io("mounting a skill", e))?;
                 Ok(None)
             }

@@ -42,6 +42,8 @@ pub struct Settings {
     /// step restores it from a snapshot and the log. What keeps a long-running server
     /// (`serve`) from holding a workspace for every session it ever ran.
     pub max_warm: usize,
+    /// The environment variables a step may set (see [`crate::env`]).
+    pub env_allow: Vec<String>,
 }
 
 impl Default for Settings {
@@ -54,6 +56,7 @@ impl Default for Settings {
             max_download_bytes: 64 * 1024 * 1024,
             keep_snapshots: 2,
             max_warm: 32,
+            env_allow: crate::env::default_allow(),
         }
     }
 }
@@ -273,6 +276,7 @@ impl<B: Backend> Sessions<B> {
     ) -> Result<ExecReport, SessionError> {
         let session = self.get(owner, id)?;
         crate::paths::check_cwd(&spec.cwd).map_err(SessionError::Invalid)?;
+        crate::env::check(&spec.env, &self.settings.env_allow).map_err(SessionError::Invalid)?;
         if spec.cwd.is_empty() {
             spec.cwd = session.default_cwd.clone();
         }
@@ -704,6 +708,8 @@ impl<B: Backend> Sessions<B> {
                     .await?;
             }
             EventKind::Step(s) => {
+                // A name taken off the allow-list since is not set again (fail closed).
+                crate::env::check(&s.spec.env, &self.settings.env_allow).map_err(fail)?;
                 let outcome = warm
                     .backend
                     .apply(Action::Step(&s.spec))

@@ -42,6 +42,8 @@ fn step(artifact: &[u8]) -> EventKind {
             cwd: String::new(),
             limits: Default::default(),
             replayable: true,
+            runtime: None,
+            env: Default::default(),
         },
         result: StepResult {
             status: Status::Ok,
@@ -289,4 +291,27 @@ fn sqlite_newer_schema_is_refused() {
 #[test]
 fn postgres_newer_schema_is_refused() {
     newer_schema_refused(&Db::pg("session_newer"));
+}
+
+/// Each CLI command is a process with the store's only connection: closing it keeps the
+/// WAL (no checkpoint, no deletion and re-creation at the next command: four flushes a
+/// command), and a new connection reads every commit from it.
+#[test]
+fn sqlite_close_keeps_the_wal_and_the_next_open_reads_it() {
+    use skillgate_session::LogStore;
+    let dir = tempfile::tempdir().unwrap();
+    let csv = b"a,b\n";
+    {
+        let log = skillgate_session::SqliteLog::open(dir.path()).unwrap();
+        log.create(&session(ID)).unwrap();
+        log.append(ID, &upload(csv), &[BlobIn::new(&sha256_hex(csv), csv)])
+            .unwrap();
+    }
+    let wal = std::fs::metadata(dir.path().join("sessions.db-wal"));
+    assert!(
+        wal.is_ok_and(|m| m.len() > 0),
+        "closing the store checkpointed and removed its WAL"
+    );
+    let log = skillgate_session::SqliteLog::open(dir.path()).unwrap();
+    assert_eq!(log.head(ID).unwrap().0, 1);
 }

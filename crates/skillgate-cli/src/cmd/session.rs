@@ -34,8 +34,10 @@ pub(crate) struct SessionArgs {
     /// Output format: text or json.
     #[arg(long, value_enum, default_value_t = Format::Text, global = true)]
     format: Format,
-    /// Take a snapshot after this many steps.
-    #[arg(long, value_name = "N", default_value_t = 8, global = true)]
+    /// Take a snapshot after this many steps. Each command is a process of its own that
+    /// restores the newest snapshot and replays the steps after it, so the default is 2:
+    /// at most one step replayed before a new one (benches/sessions.sh).
+    #[arg(long, value_name = "N", default_value_t = 2, global = true)]
     snapshot_every: u32,
     /// How long to wait for a session another process is using before giving up (busy).
     #[arg(long, value_name = "DURATION", value_parser = units::parse_duration, default_value = "5s", global = true)]
@@ -66,6 +68,14 @@ enum SessionCommand {
         /// right after it, so a restore does not run it again.
         #[arg(long)]
         non_replayable: bool,
+        /// An environment variable for the step, NAME=VALUE (repeatable; names on the
+        /// step allow-list only: TZ, LC_ALL, ...; recorded in the log with the step).
+        #[arg(long = "env", value_name = "NAME=VALUE", value_parser = parse_env)]
+        env: Vec<(String, String)>,
+        /// The named runtime it runs on (`python-data`; see `skillgate runtime list`),
+        /// instead of the language's default.
+        #[arg(long, value_name = "NAME")]
+        runtime: Option<String>,
         /// Wall-clock limit, clamped to `[isolation.max]`.
         #[arg(long, value_name = "DURATION", value_parser = units::parse_duration)]
         timeout: Option<Duration>,
@@ -120,6 +130,13 @@ enum SessionCommand {
 
 fn parse_lang(s: &str) -> Result<Language, String> {
     s.parse()
+}
+
+fn parse_env(s: &str) -> Result<(String, String), String> {
+    s.split_once('=')
+        .filter(|(name, _)| !name.is_empty())
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .ok_or_else(|| format!("`{s}` is not NAME=VALUE"))
 }
 
 fn parse_mode(s: &str) -> Result<u32, String> {
@@ -191,6 +208,8 @@ pub(crate) fn run(args: SessionArgs) -> Result<ExitCode, UsageError> {
             input,
             cwd,
             non_replayable,
+            env,
+            runtime,
             timeout,
             memory,
         } => {
@@ -221,6 +240,8 @@ pub(crate) fn run(args: SessionArgs) -> Result<ExitCode, UsageError> {
                     ..Default::default()
                 },
                 replayable: !non_replayable,
+                runtime,
+                env: env.into_iter().collect(),
             };
             let started = Instant::now();
             let r = rt

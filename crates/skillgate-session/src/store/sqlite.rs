@@ -6,6 +6,7 @@ use super::{
 };
 use crate::key::{GENESIS, chain};
 use crate::model::{Event, EventKind, Session, SnapshotRef, now_ms};
+use rusqlite::config::DbConfig;
 use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, params};
 use skillgate_store::StoreError;
 use std::path::{Path, PathBuf};
@@ -54,6 +55,15 @@ impl SqliteLog {
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(backend)?;
         conn.busy_timeout(Duration::from_secs(10))
+            .map_err(backend)?;
+        // Each `skillgate session ...` is a process with the store's only connection: by
+        // default closing it checkpoints the WAL into the database and deletes it, and
+        // the next process creates it again (four more flushes per command: the WAL's
+        // header, its folder, then the WAL and the database at the checkpoint). Keeping
+        // the WAL between processes costs no durability: a commit is durable once its
+        // WAL frames are synced (`synchronous` stays FULL), and the automatic
+        // checkpoint still bounds the WAL.
+        conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
             .map_err(backend)?;
         let migrations = migrations_for("BLOB");
         let refs: Vec<&str> = migrations.iter().map(String::as_str).collect();

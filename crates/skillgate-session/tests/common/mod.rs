@@ -90,12 +90,5 @@ pub fn sessions(
 
 /// A Python step.
 pub fn py(code: &str) -> skillgate_session::StepSpec {
-    skillgate_session::StepSpec {
-        language: skillgate::Language::Python,
-        code: code.into(),
-        input: serde_json::json!({}),
-        cwd: String::new(),
-        limits: Default::default(),
-        replayable: true,
-    }
+    skillgate_session::StepSpec::new(skillgate::Language::Python, code)
 }

@@ -133,6 +133,13 @@ pub struct StepBody {
     /// is taken right after it.
     #[serde(default = "yes")]
     pub replayable: bool,
+    /// The named runtime the step runs on (`python-data`, say; default: the language's).
+    #[serde(default)]
+    pub runtime: Option<String>,
+    /// Environment variables for the step, each on the session's allow-list (`TZ`,
+    /// `LC_*`, ...); any other name is refused before the step runs.
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
 }
 
 fn empty_object() -> serde_json::Value {
@@ -154,6 +161,8 @@ impl StepBody {
             cwd: self.cwd,
             limits: LimitOverrides::default(),
             replayable: self.replayable,
+            runtime: self.runtime,
+            env: self.env,
         })
     }
 }

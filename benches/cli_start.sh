@@ -17,12 +17,7 @@
 set -euo pipefail
 RUNS="${1:-40}"
 cd "$(dirname "$0")/.."
-if [ -n "${SKILLGATE_BIN:-}" ]; then
-  SG="$SKILLGATE_BIN"
-else
-  cargo build -q --release -p skillgate-cli
-  SG="${CARGO_TARGET_DIR:-target}/release/skillgate"
-fi
+. benches/skillgate-bin.sh
 command -v bwrap >/dev/null || { echo "bwrap not found: apt-get install bubblewrap" >&2; exit 1; }
 PY=/usr/bin/python3
 [ -x "$PY" ] && [ ! -L "$PY" ] || PY=$(readlink -f /usr/bin/python3)

@@ -49,12 +49,7 @@ while [ $# -gt 0 ]; do
 done
 case "$AGENTS" in ''|*[!0-9]*|0) echo "--agents: expected a positive number, got '$AGENTS'" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/.."
-if [ -n "${SKILLGATE_BIN:-}" ]; then
-  SG="$SKILLGATE_BIN"
-else
-  cargo build -q --release -p skillgate-cli
-  SG="${CARGO_TARGET_DIR:-target}/release/skillgate"
-fi
+. benches/skillgate-bin.sh
 if ! command -v hey >/dev/null; then
   echo "installing hey (Debian's HTTP load generator)" >&2
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends hey >/dev/null

@@ -19,20 +19,16 @@
 # request-rate spike detection (the bench is one). Prints medians (p10-p90) and the ratios
 # warm/run and cold/warm at each length, with the load average.
 #
-# Usage: benches/sessions.sh [RUNS] [LENGTHS] [EVERY]   (root; defaults 15 "10 100 1000" 8)
+# Usage: benches/sessions.sh [RUNS] [LENGTHS] [EVERY]   (root; defaults 15 "10 100 1000" 2,
+#        the CLI's own snapshot interval)
 #        SKILLGATE_BIN=/path/to/skillgate benches/sessions.sh ...   (time that binary
 #        instead of building this checkout)
 set -euo pipefail
 RUNS="${1:-15}"
 LENGTHS="${2:-10 100 1000}"
-EVERY="${3:-8}"
+EVERY="${3:-2}"
 cd "$(dirname "$0")/.."
-if [ -n "${SKILLGATE_BIN:-}" ]; then
-  SG="$SKILLGATE_BIN"
-else
-  cargo build -q --release -p skillgate-cli
-  SG="${CARGO_TARGET_DIR:-target}/release/skillgate"
-fi
+. benches/skillgate-bin.sh
 WORK=$(mktemp -d /tmp/skillgate-sessions-bench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 

@@ -1218,6 +1218,19 @@ fn mcp_at_slash_mcp_serves_the_registry_to_the_keys_agent() {
 #[path = "../../../tests/support/postgres.rs"]
 mod postgres;
 
+/// The example config in `dir` with `[store] url` set to a fresh database `name` on the
+/// test PostgreSQL (`scripts/services up postgres`): the database's URL and the config.
+fn postgres_config(dir: &Path, name: &str) -> (String, PathBuf) {
+    let url = postgres::fresh_database(name);
+    let config = common::example_config(dir, |t| {
+        t.replace(
+            "# url = \"postgres://skillgate:PASSWORD@127.0.0.1:55432/skillgate\"",
+            &format!("url = {url:?}"),
+        )
+    });
+    (url, config)
+}
+
 /// Issue 15, "Several replicas": two `serve` replicas with separate state directories on
 /// one real PostgreSQL (`[store] url`, `scripts/services up postgres`) share the keys,
 /// the registry and the audit trail: a key made through one authenticates on the other,
@@ -1225,14 +1238,8 @@ mod postgres;
 /// exactly one audit record in the database, whichever replica served it.
 #[test]
 fn two_replicas_on_one_postgres_share_keys_registry_and_audit() {
-    let url = postgres::fresh_database("serve_replicas");
     let tmp = tempfile::tempdir().unwrap();
-    let config = common::example_config(tmp.path(), |t| {
-        t.replace(
-            "# url = \"postgres://skillgate:PASSWORD@127.0.0.1:55432/skillgate\"",
-            &format!("url = {url:?}"),
-        )
-    });
+    let (url, config) = postgres_config(tmp.path(), "serve_replicas");
     let (state_a, state_b) = (tmp.path().join("a"), tmp.path().join("b"));
     // Keys made beside replica A's state directory.
     let builder = create_key(
@@ -1690,14 +1697,8 @@ fn sessions_are_mcp_tools_with_the_same_owner() {
 /// step wrote downloaded through A).
 #[test]
 fn two_replicas_on_one_postgres_share_sessions() {
-    let url = postgres::fresh_database("serve_sessions");
     let tmp = tempfile::tempdir().unwrap();
-    let config = common::example_config(tmp.path(), |t| {
-        t.replace(
-            "# url = \"postgres://skillgate:PASSWORD@127.0.0.1:55432/skillgate\"",
-            &format!("url = {url:?}"),
-        )
-    });
+    let (url, config) = postgres_config(tmp.path(), "serve_sessions");
     let (state_a, state_b) = (tmp.path().join("a"), tmp.path().join("b"));
     let analyst = create_key(
         &config,

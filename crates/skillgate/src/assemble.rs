@@ -43,8 +43,9 @@ pub struct Assembled {
 /// # drop(assembled);
 /// ```
 pub fn from_config(config: &Config, disabled: &[LayerName]) -> Result<Assembled, AssembleError> {
-    // Parsing and validating the Cedar files is the longest step: it runs on its own thread
-    // while the other layers are built (each `skillgate run` is a fresh process).
+    // Parsing and validating the Cedar files, and opening the monitor's store, each run on
+    // a thread of their own while the other layers are built (each `skillgate run` is a
+    // fresh process).
     std::thread::scope(|scope| {
         let policy = (!disabled.contains(&LayerName::Policy)).then(|| {
             Pending::start(scope, "policy-load", || {
@@ -134,13 +135,11 @@ fn build(
         let monitor = match &shared {
             Some(state) => skillgate_monitor::Monitor::with_state(state.clone(), &config.monitor)
                 .map_err(|e| e.to_string()),
-            None => match pending_monitor {
-                Some(pending) => pending
-                    .wait()
-                    .and_then(|opened| opened.map_err(|e| e.to_string())),
-                None => skillgate_monitor::Monitor::from_config(&config.monitor, None)
-                    .map_err(|e| e.to_string()),
-            },
+            // Opened by `from_config` whenever there is no shared state (fail closed if not).
+            None => pending_monitor
+                .ok_or_else(|| "the monitor's store was not opened".to_string())
+                .and_then(Pending::wait)
+                .and_then(|opened| opened.map_err(|e| e.to_string())),
         }
         .map_err(|message| AssembleError {
             layer: LayerName::Monitor,

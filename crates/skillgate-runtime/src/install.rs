@@ -59,9 +59,10 @@ fn run(name: &str, what: &str, cmd: &mut Command) -> Result<String, RuntimeError
         return Ok(stdout);
     }
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let tail: Vec<&str> = stderr
+    // stderr last: the tail kept is where the tool says what went wrong.
+    let tail: Vec<&str> = stdout
         .lines()
-        .chain(stdout.lines())
+        .chain(stderr.lines())
         .filter(|l| !l.trim().is_empty())
         .collect();
     let tail = tail[tail.len().saturating_sub(12)..].join("\n  ");

@@ -37,14 +37,17 @@ pub(crate) fn example_config(
     path
 }
 
-/// The example config, in a folder `name` of this target directory, with its runtimes
-/// kept there too, so they are installed once per target directory and not per run.
-/// Returns the config's path.
+/// The example config, in a folder `name` of this target directory, with its runtimes in
+/// one folder of the target directory that every test binary shares, so each runtime is
+/// installed once per target directory (about 400 MB for python-data), not once per
+/// test binary or run. Installs of one definition are safe to race (the store renames a
+/// finished tree into place). Returns the config's path.
 #[allow(dead_code)]
 pub(crate) fn config_with_runtimes(name: &str) -> PathBuf {
-    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let dir = tmp.join(name);
     std::fs::create_dir_all(&dir).unwrap();
-    let runtimes = dir.join("runtimes");
+    let runtimes = tmp.join("runtimes");
     example_config(&dir, |example| {
         let text = example.replace(
             "[runtimes]\n",

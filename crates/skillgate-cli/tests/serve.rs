@@ -993,6 +993,73 @@ fn a_run_is_shed_before_its_key_is_looked_up() {
     assert_eq!(audit_records(&state, "execution").len(), 2);
 }
 
+/// A request that finds every slot taken but room in the queue is authenticated before it
+/// may wait: a bad key is refused at once (401, audited) and takes no queue place, while a
+/// keyed caller waits for the slot and runs. (Before, the bad key waited in the queue like
+/// any request, and an unauthenticated flood could push keyed callers out of it.)
+#[test]
+fn only_a_caller_whose_key_holds_waits_in_the_queue() {
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| t);
+    let state = tmp.path().join("state");
+    let analyst = create_key(
+        &config,
+        &state,
+        &["--agent", "analyst-1", "--tenant", "acme"],
+    );
+    let server = Server::start_with(
+        &config,
+        &state,
+        &[
+            "--max-runs",
+            "1",
+            "--max-queued",
+            "4",
+            "--max-queue-wait",
+            "60s",
+        ],
+    );
+    let sleep = serde_json::json!({"language": "python", "code": "import time\ntime.sleep(3)"});
+    let quick = serde_json::json!({"language": "python", "code": "print(1)"});
+    std::thread::scope(|scope| {
+        let long = scope.spawn(|| server.json("POST", "/v1/runs", Some(&analyst), sleep.clone()));
+        while !metrics(&server).contains("skillgate_server_runs_in_flight 1") {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let (status, e) = server.json("POST", "/v1/runs", Some("sgk_not-a-key"), quick.clone());
+        assert_eq!(
+            (status, e["error"]["code"].as_str()),
+            (401, Some("unauthorized")),
+            "{e}"
+        );
+        // Refused without waiting for the slot: the long run still holds it, and nothing
+        // waits in the queue.
+        let now = metrics(&server);
+        assert!(now.contains("skillgate_server_runs_in_flight 1"), "{now}");
+        assert!(now.contains("skillgate_server_runs_queued 0"), "{now}");
+        assert_eq!(audit_records(&state, "auth_failure").len(), 1);
+        // The keyed caller waits in the queue, then runs.
+        let waiting =
+            scope.spawn(|| server.json("POST", "/v1/runs", Some(&analyst), quick.clone()));
+        while !metrics(&server).contains("skillgate_server_runs_queued 1") {
+            assert!(
+                !waiting.is_finished(),
+                "the keyed run did not wait for the slot"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        for run in [long.join().unwrap(), waiting.join().unwrap()] {
+            assert_eq!(
+                (run.0, run.1["status"].as_str()),
+                (200, Some("ok")),
+                "{}",
+                run.1
+            );
+        }
+    });
+    assert_eq!(audit_records(&state, "execution").len(), 2);
+}
+
 #[test]
 fn max_runs_of_zero_is_refused_naming_the_flag() {
     let out = Command::new(bin())

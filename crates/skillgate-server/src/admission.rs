@@ -16,12 +16,19 @@
 //! admitted ones. First come, first served ([`QueueOrder::OldestFirst`]) is fairer to a
 //! single request, but under overload every admitted request has waited the longest.
 //!
-//! Admission comes first on the run routes, before the API key is looked up, the body is
-//! read or anything is logged: a shed request costs an atomic or two and a short JSON
-//! answer. So a caller with a bad key may get 429 (come back later) where an idle server
-//! would answer 401. A shed request leaves no audit record and no log line of its own;
-//! the server counts them (`skillgate_server_runs_shed_total` in `/metrics`) and logs
-//! how many it shed at most once a second.
+//! Admission comes first on the run routes, before the body is read or anything is logged:
+//! a request that finds a free slot takes it, and one that finds every slot taken and the
+//! queue full is shed at once, without its key being looked up (an atomic or two and a
+//! short JSON answer). So a caller with a bad key may get 429 (come back later) where an
+//! idle server would answer 401. A shed request leaves no audit record and no log line of
+//! its own; the server counts them (`skillgate_server_runs_shed_total` in `/metrics`) and
+//! logs how many it shed at most once a second.
+//!
+//! Only a caller whose key holds waits in the queue: a request that would wait is
+//! authenticated first (a bad key gets its 401 and its audit record there, as on an idle
+//! server). So a flood of requests without a valid key never takes a queue place from a
+//! keyed caller: it costs one key lookup each while the queue has room, and nothing but
+//! the 429 once the keyed callers have filled it.
 use crate::ServerState;
 use crate::error::ApiError;
 use axum::extract::{Request, State};
@@ -305,6 +312,22 @@ impl Admission {
         }
     }
 
+    /// A slot at once, if one is free.
+    fn try_now(&self) -> Option<Admitted<'_>> {
+        let mut slots = self.slots();
+        if slots.free == 0 {
+            return None;
+        }
+        slots.free -= 1;
+        drop(slots);
+        Some(self.admitted())
+    }
+
+    /// Whether a request that finds no free slot would be shed for want of a queue place.
+    fn queue_is_full(&self) -> bool {
+        self.waiting.load(Ordering::SeqCst) >= self.queue
+    }
+
     /// Admits a run at once, or after waiting in the queue; refuses it when the queue is
     /// full or no slot came to it within the longest wait.
     pub async fn enter(&self) -> Result<Admitted<'_>, Shed> {
@@ -345,11 +368,27 @@ impl Admission {
         Ok(self.admitted())
     }
 }
-/// Admits the request, queues it, or sheds it (429). Put it before the authentication:
-/// a shed request is answered without looking at its key or its body. Its answer carries
-/// its [`Shed`] in its extensions, so the request log leaves it out.
-pub async fn admit(State(state): State<Arc<ServerState>>, req: Request, next: Next) -> Response {
-    match state.admission.enter().await {
+/// Admits the request, queues it, or sheds it (429). Put it before the authentication
+/// ([`crate::auth::require_key`]): a request shed because the queue is full is answered
+/// without looking at its key or its body, and a request that would wait is authenticated
+/// first, so only keyed callers hold queue places. A shed answer carries its [`Shed`] in
+/// its extensions, so the request log leaves it out.
+pub async fn admit(
+    State(state): State<Arc<ServerState>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    let admitted = match state.admission.try_now() {
+        Some(slot) => Ok(slot),
+        None if state.admission.queue_is_full() => Err(Shed::Full),
+        None => {
+            if let Err(refused) = crate::auth::authenticate(&state, &mut req).await {
+                return refused;
+            }
+            state.admission.enter().await
+        }
+    };
+    match admitted {
         Ok(_admitted) => next.run(req).await,
         Err(shed) => {
             state.admission.shed.add();

@@ -12,12 +12,27 @@ use http::{StatusCode, header};
 use std::sync::Arc;
 
 /// Authenticates the request, or answers 401 (503 when the key store cannot answer) and
-/// records the refusal in the monitor's audit trail.
+/// records the refusal in the monitor's audit trail. A request the admission control
+/// authenticated already (to let it wait in the queue) passes through.
 pub async fn require_key(
     State(state): State<Arc<ServerState>>,
     mut req: Request,
     next: Next,
 ) -> Response {
+    if req.extensions().get::<Principal>().is_none()
+        && let Err(refused) = authenticate(&state, &mut req).await
+    {
+        return refused;
+    }
+    next.run(req).await
+}
+
+/// Looks the request's key up and puts its [`Principal`] in the request's extensions; or
+/// records the refusal and returns the 401 (503 when the key store cannot answer).
+pub(crate) async fn authenticate(
+    state: &Arc<ServerState>,
+    req: &mut Request,
+) -> Result<(), Response> {
     let header = req
         .headers()
         .get(header::AUTHORIZATION)
@@ -37,30 +52,28 @@ pub async fn require_key(
         }
         Err(e) => Err(e),
     };
-    match result {
+    let failure = match result {
         Ok(principal) => {
             req.extensions_mut().insert(principal);
-            next.run(req).await
+            return Ok(());
         }
-        Err(failure) => {
-            let request_id = req.request_id();
-            let target = crate::error::elide(&format!("{} {}", req.method(), req.uri().path()));
-            record_failure(&state, &failure, request_id, target).await;
-            let status = match failure {
-                AuthFailure::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
-                _ => StatusCode::UNAUTHORIZED,
-            };
-            let mut resp =
-                ApiError::new(status, "unauthorized", failure.to_string()).into_response();
-            if status == StatusCode::UNAUTHORIZED {
-                resp.headers_mut().insert(
-                    header::WWW_AUTHENTICATE,
-                    http::HeaderValue::from_static("Bearer"),
-                );
-            }
-            resp
-        }
+        Err(failure) => failure,
+    };
+    let request_id = req.request_id();
+    let target = crate::error::elide(&format!("{} {}", req.method(), req.uri().path()));
+    record_failure(state, &failure, request_id, target).await;
+    let status = match failure {
+        AuthFailure::Store(_) => StatusCode::SERVICE_UNAVAILABLE,
+        _ => StatusCode::UNAUTHORIZED,
+    };
+    let mut resp = ApiError::new(status, "unauthorized", failure.to_string()).into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        resp.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            http::HeaderValue::from_static("Bearer"),
+        );
     }
+    Err(resp)
 }
 
 async fn record_failure(

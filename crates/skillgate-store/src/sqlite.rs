@@ -176,12 +176,13 @@ impl Store for SqliteStore {
     }
 
     fn key_by_hash(&self, secret_hash: &str) -> Result<Option<KeyRecord>, StoreError> {
+        // Every authenticated request looks its key up: the statement is prepared once per
+        // connection (parsing and planning it each time was most of the lookup's cost).
         self.with(|c| {
-            c.query_row(
-                &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE secret_hash = ?1"),
-                params![secret_hash],
-                key_row,
-            )
+            c.prepare_cached(&format!(
+                "SELECT {KEY_COLUMNS} FROM api_keys WHERE secret_hash = ?1"
+            ))?
+            .query_row(params![secret_hash], key_row)
             .optional()
         })?
         .map(finish_key)
@@ -244,7 +245,8 @@ impl Store for SqliteStore {
 
     fn versions(&self, tenant: &str, name: &str) -> Result<Vec<SkillVersion>, StoreError> {
         self.with(|c| {
-            let mut stmt = c.prepare(&format!(
+            // Every run of a published skill resolves its version here.
+            let mut stmt = c.prepare_cached(&format!(
                 "SELECT {VERSION_COLUMNS} FROM skill_versions WHERE tenant = ?1 AND name = ?2 \
                  ORDER BY published_ms, version"
             ))?;

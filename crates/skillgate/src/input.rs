@@ -121,6 +121,39 @@ pub fn elide(text: &str, max: usize) -> String {
     }
 }
 
+/// Compiled validators kept by their schema's content, at most this many.
+const COMPILED_KEPT: usize = 256;
+
+/// `schema` compiled, from a process-wide cache keyed by the sha256 of its JSON text: a
+/// long-running process (`serve`, MCP) checks every run of a skill against the same schema,
+/// and compiling it (which first validates it against the meta-schema) was about 0.5 ms of
+/// each run. Only what compiles is kept, so a bad schema is reported every time. When the
+/// cache is full it starts again empty (schemas are few; the bound is only against a
+/// caller who sends a new schema with every script).
+fn compiled(schema: &serde_json::Value) -> Result<Arc<jsonschema::Validator>, String> {
+    use sha2::{Digest, Sha256};
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static CACHE: OnceLock<Mutex<HashMap<[u8; 32], Arc<jsonschema::Validator>>>> = OnceLock::new();
+    let key: [u8; 32] = Sha256::digest(schema.to_string().as_bytes()).into();
+    let cache = CACHE.get_or_init(Default::default);
+    let lock = || {
+        cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    };
+    if let Some(v) = lock().get(&key) {
+        return Ok(v.clone());
+    }
+    let v = Arc::new(jsonschema::validator_for(schema).map_err(|e| e.to_string())?);
+    let mut map = lock();
+    if map.len() >= COMPILED_KEPT {
+        map.clear();
+    }
+    map.insert(key, v.clone());
+    Ok(v)
+}
+
 /// Checks `input` against `schema`: `Ok(())`, or the findings and the status they imply.
 pub fn check_input(
     schema: &serde_json::Value,
@@ -137,7 +170,7 @@ pub fn check_input(
             )],
         ));
     }
-    let validator = jsonschema::validator_for(schema).map_err(|e| {
+    let validator = compiled(schema).map_err(|e| {
         (
             Status::Error,
             vec![Finding::new(
@@ -194,6 +227,25 @@ mod tests {
         assert!(message.len() < 1000, "{} bytes", message.len());
         assert!(message.contains("more characters"), "{message}");
         assert!(message.contains("`/n`"), "{message}");
+    }
+
+    #[test]
+    fn a_schema_is_compiled_once_and_a_bad_one_is_refused_every_time() {
+        let schema = serde_json::json!({"type": "object", "required": ["compiled-once"]});
+        let first = compiled(&schema).unwrap();
+        let again = compiled(&schema.clone()).unwrap();
+        assert!(Arc::ptr_eq(&first, &again));
+        let other = compiled(&serde_json::json!({"required": ["another"]})).unwrap();
+        assert!(!Arc::ptr_eq(&first, &other));
+        // The cached validator still decides: a miss is blocked, a match passes.
+        assert!(check_input(&schema, &serde_json::json!({})).is_err());
+        assert!(check_input(&schema, &serde_json::json!({"compiled-once": 1})).is_ok());
+        let bad = serde_json::json!({"type": 5});
+        for _ in 0..2 {
+            let (status, findings) = check_input(&bad, &serde_json::json!({})).unwrap_err();
+            assert_eq!(status, Status::Error);
+            assert_eq!(findings[0].rule_id, "input.schema_invalid");
+        }
     }
 
     #[test]

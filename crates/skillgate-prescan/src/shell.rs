@@ -18,6 +18,7 @@
 //! | `heredoc` | a here-document (`<<EOF`) |
 //! | `line-continuation` | a backslash-newline (anywhere, comments included) |
 //! | `control-character` | a control character other than tab and newline |
+//! | `substitution-unparsed` | a `$(` or backtick outside single quotes and comments that the parse did not read as a substitution, or a backslash inside backticks |
 //!
 //! The last three mark text the scanner and the shell could cut differently: a
 //! here-document ends where a line holds only its delimiter, which the two must agree on
@@ -45,10 +46,73 @@ pub(crate) fn extract<'t>(
     ctx: &mut Ctx<'_>,
 ) -> Result<(), Node<'t>> {
     ambiguous_bytes(ctx);
+    let mut seen = Parsed::default();
     walk(root, max_depth, |node, _, _| {
         visit(node, ctx);
+        seen.note(node, ctx);
         true
-    })
+    })?;
+    seen.unparsed_substitutions(ctx);
+    Ok(())
+}
+
+/// What the parse made of the text that starts a substitution.
+#[derive(Default)]
+struct Parsed {
+    /// Bytes where a `$(` or a backtick the parse understood stands (a command
+    /// substitution's delimiters, an arithmetic expansion's `$((`).
+    delimiters: std::collections::HashSet<usize>,
+    /// Text the shell never expands: single-quoted strings and comments.
+    inert: Vec<(usize, usize)>,
+}
+
+impl Parsed {
+    fn note(&mut self, node: Node<'_>, ctx: &mut Ctx<'_>) {
+        let (start, end) = (node.start_byte(), node.end_byte());
+        match node.kind() {
+            "command_substitution" => {
+                self.delimiters.insert(start);
+                if ctx.src.get(start) == Some(&b'`') {
+                    self.delimiters.insert(end.saturating_sub(1));
+                    // Inside backticks the shell drops a backslash before `, $ or \ and
+                    // parses the text again: `\`cmd\`` nested in them runs cmd.
+                    if ctx.text(node).contains('\\') {
+                        ctx.emit("substitution-unparsed", node);
+                    }
+                }
+            }
+            "arithmetic_expansion" => {
+                self.delimiters.insert(start);
+            }
+            "raw_string" | "ansi_c_string" | "comment" => self.inert.push((start, end)),
+            _ => {}
+        }
+    }
+
+    /// A fact for every `$(` and backtick of the source that is neither a delimiter the
+    /// parse understood nor inside inert text: the shell would run what it holds, which
+    /// the parse did not read as a command (`${x:-`cmd`}`).
+    fn unparsed_substitutions(&self, ctx: &mut Ctx<'_>) {
+        let src = ctx.src;
+        for (i, &b) in src.iter().enumerate() {
+            let opens = b == b'`' || (b == b'$' && src.get(i + 1) == Some(&b'('));
+            if !opens
+                || self.delimiters.contains(&i)
+                || self.inert.iter().any(|&(s, e)| s <= i && i < e)
+            {
+                continue;
+            }
+            if ctx.facts.len() >= crate::facts::MAX_FACTS {
+                ctx.overflow = true;
+                return;
+            }
+            ctx.facts.push(Fact {
+                name: "substitution-unparsed".to_string(),
+                start: i,
+                end: i + 1,
+            });
+        }
+    }
 }
 
 /// Facts for the backslash-newlines and control characters of the source (comments

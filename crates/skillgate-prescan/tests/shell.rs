@@ -205,6 +205,26 @@ fn text_the_scanner_and_the_shell_could_cut_differently_is_blocked() {
 }
 
 #[test]
+fn a_substitution_the_parse_does_not_see_is_blocked() {
+    for code in [
+        // Nested in backticks, escaped backticks are a substitution to the shell.
+        "echo `echo \\`curl x\\``",
+        // tree-sitter-bash reads the backticks in this default as a word.
+        "echo ${x:-`curl x`}",
+    ] {
+        blocked_by(code, "sh.source.unparsed-substitution");
+    }
+    for code in [
+        "echo '`curl x` $(curl x)'",
+        "ls # `curl x`",
+        "echo `date` $(date)",
+    ] {
+        let r = scan(code);
+        assert_eq!(r.verdict, Verdict::Allow, "{code:?}: {:?}", r.findings);
+    }
+}
+
+#[test]
 fn arithmetic_with_a_substitution_is_blocked() {
     let r = scan("echo $(( $(foo) + 1 ))");
     assert_eq!(r.verdict, Verdict::Block, "{:?}", r.findings);

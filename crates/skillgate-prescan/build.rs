@@ -1,4 +1,4 @@
-//! Embeds the default rule packs (`rules/prescan/{python,javascript}/*.toml`) so the
+//! Embeds the default rule packs (`rules/prescan/{python,javascript,shell}/*.toml`) so the
 //! scanner works anywhere without the repository.
 use std::fmt::Write as _;
 use std::path::Path;
@@ -12,7 +12,7 @@ fn main() {
     let mut out = String::from(
         "/// The default packs: (language directory, file name, contents).\npub(crate) const EMBEDDED: &[(&str, &str, &str)] = &[\n",
     );
-    for lang in ["python", "javascript"] {
+    for lang in ["python", "javascript", "shell"] {
         let dir = root.join(lang);
         println!("cargo:rerun-if-changed={}", dir.display());
         let mut files: Vec<_> = std::fs::read_dir(&dir)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Re-derives the seccomp presets rules/seccomp/{python,node,strict}.toml by measurement.
+# Re-derives the seccomp presets rules/seccomp/{python,node,strict,shell}.toml by
+# measurement.
 #
 # How: every workload below runs under `strace -f -c` (all threads and children, a count
 # of each system call); the union of the calls seen is the preset's allow-list. Then:
@@ -20,11 +21,12 @@
 #   python  the example Python skill plus pandas, numpy and matplotlib workloads
 #   node    the example JavaScript skill
 #   strict  the example skills only (both languages): the tightest measured set
+#   shell   a session's shell step: dash running the shell allow-list's commands
 #
-# Needs: strace, /usr/bin/python3 with python3-pandas and python3-matplotlib, node.
+# Needs: strace, /usr/bin/python3 with python3-pandas and python3-matplotlib, node, dash.
 #   apt-get install -y strace python3-pandas python3-matplotlib nodejs
-# Usage: rules/seccomp/derive.sh            (writes the three presets)
-#        rules/seccomp/derive.sh --check    (fails if the committed presets differ)
+# Usage: rules/seccomp/derive.sh [PRESET...]            (writes the presets, default all)
+#        rules/seccomp/derive.sh --check [PRESET...]    (fails if committed presets differ)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -33,7 +35,15 @@ node="${NODE:-$(command -v node)}"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 check=0
-[[ "${1:-}" == "--check" ]] && check=1
+[[ "${1:-}" == "--check" ]] && check=1 && shift
+only=("$@")
+# want NAME...: whether any of the presets NAME is asked for (all are, by default).
+want() {
+  [[ ${#only[@]} -eq 0 ]] && return 0
+  local n
+  for n in "$@"; do [[ " ${only[*]} " == *" $n "* ]] && return 0; done
+  return 1
+}
 
 # trace NAME INPUT DIR CMD...: runs CMD in DIR (skills run from their folder, with
 # relative paths, as a sandbox runs them) and writes the sorted call names to
@@ -50,16 +60,28 @@ skills="$root/examples/skills"
 loads="$root/corpora/confine/workloads"
 echo '{"n": 48, "series": [3, 1, 4, 1, 5, 9, 2, 6], "data": [{"k": 1, "v": 2.5}, {"k": 1, "v": 3.5}, {"k": 2, "v": 1.0}]}' >"$work/load-input.json"
 
-trace py-example "$skills/analyze-rows/sample-input.json" "$skills/analyze-rows" "$py" scripts/main.py
-trace js-example "$skills/count-items/sample-input.json" "$skills/count-items" "$node" scripts/main.js
-trace py-pandas "$work/load-input.json" "$loads" "$py" pandas_stats.py
-trace py-numpy "$work/load-input.json" "$loads" "$py" numpy_linalg.py
-trace py-matplotlib "$work/load-input.json" "$loads" "$py" matplotlib_plot.py
+if want python strict; then
+  trace py-example "$skills/analyze-rows/sample-input.json" "$skills/analyze-rows" "$py" scripts/main.py
+fi
+if want node strict; then
+  trace js-example "$skills/count-items/sample-input.json" "$skills/count-items" "$node" scripts/main.js
+fi
+if want python; then
+  trace py-pandas "$work/load-input.json" "$loads" "$py" pandas_stats.py
+  trace py-numpy "$work/load-input.json" "$loads" "$py" numpy_linalg.py
+  trace py-matplotlib "$work/load-input.json" "$loads" "$py" matplotlib_plot.py
+fi
+if want shell; then
+  # In a scratch folder of its own: the step writes and removes files where it runs.
+  mkdir "$work/sh-scratch"
+  trace sh-example "$work/load-input.json" "$work/sh-scratch" dash "$loads/shell_pipeline.sh"
+fi
 
-"$py" - "$work" "$here" "$check" <<'PY'
+"$py" - "$work" "$here" "$check" "${only[@]}" <<'PY'
 import datetime, pathlib, sys
 
 work, out_dir, check = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), sys.argv[3] == "1"
+only = set(sys.argv[4:])
 NEVER = set("""ptrace process_vm_readv process_vm_writev mount umount2 pivot_root chroot unshare
 setns bpf perf_event_open keyctl add_key request_key userfaultfd io_uring_setup io_uring_enter
 io_uring_register kexec_load kexec_file_load init_module finit_module delete_module reboot
@@ -87,6 +109,8 @@ PRESETS = {  # name: (description, traced runs, add COMMON)
     "node": ("JavaScript skills on Node.js with its built-in modules.", ["js-example"], True),
     "strict": ("The example skills of both languages and nothing more: the tightest measured set.",
                ["py-example", "js-example"], False),
+    "shell": ("Shell steps: dash and the commands of the shell allow-list.",
+              ["sh-example"], True),
 }
 SOURCES = {
     "py-example": "examples/skills/analyze-rows",
@@ -94,6 +118,7 @@ SOURCES = {
     "py-pandas": "corpora/confine/workloads/pandas_stats.py",
     "py-numpy": "corpora/confine/workloads/numpy_linalg.py",
     "py-matplotlib": "corpora/confine/workloads/matplotlib_plot.py",
+    "sh-example": "corpora/confine/workloads/shell_pipeline.sh",
 }
 RULES = '''
 # clone for threads and processes, never with a namespace flag (CLONE_NEWNS, NEWCGROUP,
@@ -119,6 +144,8 @@ args = [{ index = 0, op = "eq", value = 1 }]
 
 status = 0
 for name, (description, runs, common) in PRESETS.items():
+    if only and name not in only:
+        continue
     seen = calls(*runs) | (COMMON if common else set())
     dropped = sorted(seen & NEVER)
     allow = sorted((seen | BASE) - NEVER - CONDITIONAL)

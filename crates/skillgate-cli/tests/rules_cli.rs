@@ -58,6 +58,10 @@ fn modules_lists_the_allow_list_per_language() {
         "{js}"
     );
     assert!(js.split_whitespace().any(|w| w == "fs"), "{js}");
+    let sh = stdout_of(&["rules", "modules", "--lang", "shell"]);
+    let words: Vec<&str> = sh.split_whitespace().collect();
+    assert_eq!(words.first(), Some(&"shell:"), "{sh}");
+    assert!(words.contains(&"sort") && !words.contains(&"curl"), "{sh}");
 }
 
 #[test]

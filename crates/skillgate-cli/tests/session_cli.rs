@@ -19,16 +19,65 @@ struct Ctx {
 
 impl Ctx {
     fn new(url: Option<&str>) -> Ctx {
-        let dir = tempfile::tempdir().unwrap();
-        let config = example_config(dir.path(), |text| match url {
+        Ctx::with_config(|text| match url {
             Some(url) => text.replace("[store]\n", &format!("[store]\nurl = {url:?}\n")),
             None => text,
-        });
+        })
+    }
+
+    /// The example config changed by `edit`, in a folder of its own.
+    fn with_config(edit: impl FnOnce(String) -> String) -> Ctx {
+        let dir = tempfile::tempdir().unwrap();
+        let config = example_config(dir.path(), edit);
         Ctx {
             config,
             state: dir.path().join("state"),
             _dir: dir,
         }
+    }
+
+    /// The example config with the default policies plus one that grants `run_command`
+    /// (shell steps) to the analysts, for their own steps.
+    fn with_shell_grant() -> Ctx {
+        let ctx = Ctx::with_config(|text| {
+            let edited = text.replacen("[policy]\n", "[policy]\npolicies = \"policies\"\n", 1);
+            assert_ne!(
+                edited, text,
+                "examples/skillgate.toml has a [policy] section"
+            );
+            edited
+        });
+        let dir = ctx._dir.path().join("policies");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::copy(
+            common::repo().join("rules/policies/visibility.cedar"),
+            dir.join("visibility.cedar"),
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("shell.cedar"),
+            "@id(\"analysts-shell-steps\")\n\
+             permit (principal in AgentGroup::\"analysts\", action == Action::\"run_command\", resource)\n\
+             when { resource has agent && resource.agent == principal };\n",
+        )
+        .unwrap();
+        ctx
+    }
+
+    /// `exec ID --sh CMD --format json`: whether it exited 0, and its JSON.
+    fn exec_sh(&self, id: &str, cmd: &str) -> (bool, serde_json::Value) {
+        let out = self
+            .cmd(&["exec", id, "--sh", cmd, "--format", "json"])
+            .output()
+            .unwrap();
+        let json = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "exec --sh {cmd:?}: {e}: {}\n{}",
+                String::from_utf8_lossy(&out.stderr),
+                String::from_utf8_lossy(&out.stdout)
+            )
+        });
+        (out.status.success(), json)
     }
 
     fn args(&self) -> Vec<String> {
@@ -426,4 +475,120 @@ fn a_step_sees_allow_listed_variables_it_asks_for_and_nothing_else() {
     let replay: serde_json::Value =
         serde_json::from_str(&ctx.ok(&["replay", &id, "--cold", "--format", "json"])).unwrap();
     assert!(replay["restored"]["divergence"].is_null(), "{replay}");
+}
+
+// Issue 17: shell steps (`exec --sh`).
+
+#[test]
+fn a_shell_step_is_denied_without_a_run_command_grant() {
+    let ctx = Ctx::new(None);
+    let id = ctx.ok(&["new"]).trim().to_string();
+    let csv = ctx.script("data.csv", "b,2\na,1\n");
+    ctx.ok(&["upload", &id, &csv, "data.csv"]);
+    let (ok, r) = ctx.exec_sh(&id, "sort data.csv | head -n 3 > top.csv");
+    assert!(!ok, "{r}");
+    assert_eq!(r["report"]["status"], "denied", "{r}");
+    let finding = &r["report"]["findings"][0];
+    assert_eq!(finding["rule_id"], "default-deny", "{r}");
+    assert!(
+        finding["message"].as_str().unwrap().contains("run_command"),
+        "{r}"
+    );
+    assert!(r["seq"].is_null(), "{r}");
+    assert_eq!(ctx.log(&id).len(), 1, "only the upload is recorded");
+}
+
+#[test]
+fn a_granted_shell_step_runs_in_the_workspace_and_a_python_step_reads_its_file() {
+    let ctx = Ctx::with_shell_grant();
+    let id = ctx.ok(&["new"]).trim().to_string();
+    let csv = ctx.script("data.csv", "d,4\nb,2\ne,5\na,1\nc,3\n");
+    ctx.ok(&["upload", &id, &csv, "data.csv"]);
+    let (ok, r) = ctx.exec_sh(
+        &id,
+        "sort data.csv | head -n 3 > top.csv && wc -l < top.csv",
+    );
+    assert!(ok, "{r}");
+    assert_eq!(r["report"]["status"], "ok", "{r}");
+    assert_eq!(r["report"]["stdout"].as_str().unwrap().trim(), "3", "{r}");
+    assert_eq!(r["seq"], 2, "{r}");
+
+    let read = ctx.script(
+        "read.py",
+        "print(open('top.csv').read().replace('\\n', ';'))\n",
+    );
+    let r = ctx.exec(&id, &read);
+    assert_eq!(r["report"]["status"], "ok", "{r}");
+    assert_eq!(
+        r["report"]["stdout"].as_str().unwrap().trim(),
+        "a,1;b,2;c,3;",
+        "{r}"
+    );
+
+    // Recorded as a shell step, so a cold replay runs it again, identically.
+    let log = ctx.log(&id);
+    let step = &log[1]["kind"];
+    assert_eq!(step["kind"], "step", "{log:?}");
+    assert_eq!(step["language"], "shell", "{log:?}");
+    assert_eq!(
+        step["code"],
+        "sort data.csv | head -n 3 > top.csv && wc -l < top.csv"
+    );
+    let replay: serde_json::Value =
+        serde_json::from_str(&ctx.ok(&["replay", &id, "--cold", "--format", "json"])).unwrap();
+    assert_eq!(replay["restored"]["replayed"], 3, "{replay}");
+    assert!(replay["restored"]["divergence"].is_null(), "{replay}");
+    assert_eq!(ctx.ok(&["download", &id, "top.csv"]), "a,1\nb,2\nc,3\n");
+}
+
+#[test]
+fn the_shell_pre_scan_blocks_a_step_before_it_runs() {
+    let ctx = Ctx::with_shell_grant();
+    let id = ctx.ok(&["new"]).trim().to_string();
+    let csv = ctx.script("data.csv", "a,1\n");
+    ctx.ok(&["upload", &id, &csv, "data.csv"]);
+    for (cmd, rule) in [
+        (
+            "curl -s http://127.0.0.1:9/ > data.csv",
+            "sh.command.network",
+        ),
+        ("$(echo rm) data.csv", "sh.command.dynamic"),
+        ("eval 'rm data.csv'", "sh.command.eval"),
+        (
+            "cat </dev/tcp/127.0.0.1/1 > data.csv",
+            "sh.redirect.network",
+        ),
+    ] {
+        let (ok, r) = ctx.exec_sh(&id, cmd);
+        assert!(!ok, "{cmd}: {r}");
+        assert_eq!(r["report"]["status"], "blocked", "{cmd}: {r}");
+        let rules: Vec<&str> = r["report"]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f["rule_id"].as_str())
+            .collect();
+        assert!(rules.contains(&rule), "{cmd}: wanted {rule}, got {rules:?}");
+        assert!(r["seq"].is_null(), "{cmd}: {r}");
+    }
+    assert_eq!(ctx.log(&id).len(), 1, "nothing but the upload is recorded");
+    assert_eq!(ctx.ok(&["download", &id, "data.csv"]), "a,1\n");
+}
+
+#[test]
+fn exec_takes_a_script_or_a_shell_command_line_not_both() {
+    let ctx = Ctx::new(None);
+    let script = ctx.script("x.py", "print(1)\n");
+    let script = script.as_str();
+    for args in [
+        vec![
+            "exec", "0", "--sh", "ls", "--code", script, "--lang", "python",
+        ],
+        vec!["exec", "0", "--sh", "ls", "--runtime", "python-data"],
+        vec!["exec", "0"],
+        vec!["exec", "0", "--code", script],
+    ] {
+        let out = ctx.cmd(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
 }

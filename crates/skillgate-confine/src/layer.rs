@@ -21,6 +21,8 @@ pub struct LanguagePresets {
     pub python: Option<String>,
     /// For JavaScript skills (default: the `node` preset).
     pub javascript: Option<String>,
+    /// For a session's shell steps (default: the `shell` preset).
+    pub shell: Option<String>,
     /// What a call the profile does not allow gets (default: errno, i.e. EPERM).
     pub violation: Option<Violation>,
 }
@@ -44,6 +46,8 @@ pub struct SeccompConfig {
     pub python: Option<String>,
     /// Preset for JavaScript skills (default `node`).
     pub javascript: Option<String>,
+    /// Preset for a session's shell steps (default `shell`).
+    pub shell: Option<String>,
     /// What a call the profile does not allow gets (default: errno, i.e. EPERM).
     pub violation: Option<Violation>,
     /// Overrides per tenant; unset keys fall back to the defaults above.
@@ -67,11 +71,13 @@ impl SeccompConfig {
         let (default_name, base) = match language {
             Language::Python => ("python", &self.python),
             Language::JavaScript => ("node", &self.javascript),
+            Language::Shell => ("shell", &self.shell),
         };
         let name = over
             .and_then(|o| match language {
                 Language::Python => o.python.clone(),
                 Language::JavaScript => o.javascript.clone(),
+                Language::Shell => o.shell.clone(),
             })
             .or_else(|| base.clone())
             .unwrap_or_else(|| default_name.into());
@@ -86,7 +92,7 @@ impl SeccompConfig {
     /// the first request) and builds the layer.
     pub fn build_layer(&self) -> Result<SeccompLayer, ConfineError> {
         let mut layer = SeccompLayer::default();
-        for language in [Language::Python, Language::JavaScript] {
+        for language in [Language::Python, Language::JavaScript, Language::Shell] {
             layer = layer.with_profile(language, self.profile_for(None, language)?);
             for (tenant, over) in &self.tenants {
                 let profile = self.profile_for(Some(over), language)?;

@@ -46,6 +46,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("python", include_str!("../../../rules/seccomp/python.toml")),
     ("node", include_str!("../../../rules/seccomp/node.toml")),
     ("strict", include_str!("../../../rules/seccomp/strict.toml")),
+    ("shell", include_str!("../../../rules/seccomp/shell.toml")),
 ];
 
 /// A preset file, as written.
@@ -68,7 +69,7 @@ pub fn preset_names() -> Vec<&'static str> {
     BUILTIN.iter().map(|(n, _)| *n).collect()
 }
 
-/// A built-in preset by name (`python`, `node`, `strict`), validated.
+/// A built-in preset by name (`python`, `node`, `strict`, `shell`), validated.
 ///
 /// ```
 /// let p = skillgate_confine::preset("node").unwrap();

@@ -1,6 +1,6 @@
 //! The presets applied for real: the compiled BPF is installed in a child (by the
 //! `confine-exec` helper) which then executes a static probe, real Python and Node skills
-//! and pandas/numpy/matplotlib workloads.
+//! and pandas/numpy/matplotlib workloads, and a shell step's workload.
 mod common;
 
 use common::{confined, probe, probe_results, repo};
@@ -294,6 +294,24 @@ fn pandas_numpy_and_matplotlib_run_unharmed_under_the_python_preset() {
     );
     let png = std::fs::read(dir.path().join("plot.png")).unwrap();
     assert_eq!(&png[1..4], b"PNG");
+}
+
+#[test]
+fn a_shell_step_runs_unharmed_under_the_shell_preset() {
+    let workload = repo().join("corpora/confine/workloads/shell_pipeline.sh");
+    // It writes where it runs, as a step writes its workspace.
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.json");
+    std::fs::write(&input, "{}").unwrap();
+    let v = run_skill(
+        "shell",
+        "/usr/bin/dash",
+        dir.path(),
+        workload.to_str().unwrap(),
+        &input,
+    );
+    assert_eq!(v["rows"], 3, "{v}");
+    assert_eq!(v["name"], "a.csv", "{v}");
 }
 
 #[test]

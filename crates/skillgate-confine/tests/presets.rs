@@ -22,8 +22,8 @@ fn allowed(a: SeccompAction) -> bool {
 }
 
 #[test]
-fn there_are_the_three_presets() {
-    assert_eq!(preset_names(), vec!["python", "node", "strict"]);
+fn there_are_the_four_presets() {
+    assert_eq!(preset_names(), vec!["python", "node", "strict", "shell"]);
 }
 
 #[test]

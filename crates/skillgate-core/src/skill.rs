@@ -21,6 +21,12 @@ pub enum Language {
     /// JavaScript, run by `node`.
     #[serde(rename = "javascript")]
     JavaScript,
+    /// A POSIX shell command line, run by `dash` (Debian's `/bin/sh`): only a session's
+    /// shell step
+    /// (`skillgate session exec --sh`) is one. It is authorised with the Cedar action
+    /// `run_command`, not `execute`, and pre-scanned against the shell pack's command
+    /// allow-list. Not a skill language: neither a name nor a file extension parses to it.
+    Shell,
 }
 
 impl Language {
@@ -29,6 +35,7 @@ impl Language {
         match self {
             Language::Python => "python",
             Language::JavaScript => "javascript",
+            Language::Shell => "shell",
         }
     }
 
@@ -211,6 +218,7 @@ impl Skill {
         let entry = match language {
             Language::Python => "main.py",
             Language::JavaScript => "main.js",
+            Language::Shell => "main.sh",
         }
         .to_string();
         SkillBuilder {
@@ -348,6 +356,23 @@ impl SkillBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_is_recorded_by_name_but_never_parsed_from_one() {
+        assert_eq!(
+            serde_json::to_string(&Language::Shell).unwrap(),
+            r#""shell""#
+        );
+        assert_eq!(
+            serde_json::from_str::<Language>(r#""shell""#).unwrap(),
+            Language::Shell
+        );
+        // A skill folder or `--lang` never names it: only a session's shell step is one.
+        for name in ["shell", "sh", "bash"] {
+            assert!(name.parse::<Language>().is_err(), "{name}");
+            assert_eq!(Language::from_extension(name), None);
+        }
+    }
 
     #[test]
     fn digest_is_sha256_of_code() {

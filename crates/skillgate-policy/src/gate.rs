@@ -436,15 +436,17 @@ impl Policy {
         self
     }
 
-    /// The decision for an execution request: `execute`, with the context from the limits
-    /// the run gets ([`with_run_limits`](Self::with_run_limits)), else from the skill's
-    /// requests over the request's spec.
+    /// The decision for an execution request: `execute` (`run_command` for a shell
+    /// command line, see [`Action::to_run`]), with the context from the limits the run
+    /// gets ([`with_run_limits`](Self::with_run_limits)), else from the skill's requests
+    /// over the request's spec.
     pub fn authorize_request(&self, req: &ExecRequest) -> Decision {
         let facts = match &self.run_limits {
             Some(limits) => RunFacts::for_limits(&req.skill, &limits(req)),
             None => RunFacts::for_skill(&req.skill, &req.spec.limits),
         };
-        self.authorize(&req.caller, &req.skill, Action::Execute, &facts)
+        let action = Action::to_run(req.skill.language);
+        self.authorize(&req.caller, &req.skill, action, &facts)
     }
 }
 

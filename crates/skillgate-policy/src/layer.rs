@@ -80,7 +80,8 @@ impl<S> Layer<S> for PolicyLayer {
 pub type PolicyService<S> = DecideService<S, Policy>;
 
 /// The findings of a deny: one per forbidding policy, one per error, or one
-/// `default-deny` when nothing permitted.
+/// `default-deny` when nothing permitted. `skill` names what was asked for: `skill
+/// `NAME``, or, for a shell step, `a shell command (run_command)`.
 pub fn deny_findings(decision: &Decision, agent: &str, skill: &str) -> Vec<Finding> {
     let mut findings: Vec<Finding> = decision
         .reasons
@@ -90,7 +91,7 @@ pub fn deny_findings(decision: &Decision, agent: &str, skill: &str) -> Vec<Findi
                 LayerName::Policy,
                 id.clone(),
                 Severity::High,
-                format!("policy `{id}` forbids agent `{agent}` to execute skill `{skill}`"),
+                format!("policy `{id}` forbids agent `{agent}` to execute {skill}"),
             )
         })
         .collect();
@@ -109,7 +110,7 @@ pub fn deny_findings(decision: &Decision, agent: &str, skill: &str) -> Vec<Findi
             LayerName::Policy,
             DEFAULT_DENY,
             Severity::Medium,
-            format!("no policy permits agent `{agent}` to execute skill `{skill}`"),
+            format!("no policy permits agent `{agent}` to execute {skill}"),
         ));
     }
     findings
@@ -121,7 +122,11 @@ impl Decide for Policy {
         let decision = self.authorize_request(req);
         let lifted = lifted_findings(self);
         if !decision.is_allowed() {
-            let mut findings = deny_findings(&decision, &req.caller.agent_id, &req.skill.name);
+            let what = match crate::Action::to_run(req.skill.language) {
+                crate::Action::RunCommand => "a shell command (action `run_command`)".to_string(),
+                _ => format!("skill `{}`", req.skill.name),
+            };
+            let mut findings = deny_findings(&decision, &req.caller.agent_id, &what);
             findings.extend(lifted);
             return Err(Rejection::new(Status::Denied, findings));
         }

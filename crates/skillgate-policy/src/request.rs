@@ -15,6 +15,9 @@ pub enum Action {
     Execute,
     /// `Action::"view"`: see that it exists (discovery).
     View,
+    /// `Action::"run_command"`: run a shell command line (a session's shell step). No
+    /// default policy permits it: an operator grants it explicitly.
+    RunCommand,
 }
 
 impl Action {
@@ -23,6 +26,18 @@ impl Action {
         match self {
             Action::Execute => "execute",
             Action::View => "view",
+            Action::RunCommand => "run_command",
+        }
+    }
+
+    /// The action that runs `language`'s code: `run_command` for a shell command line,
+    /// `execute` for a script.
+    pub fn to_run(language: skillgate_core::Language) -> Action {
+        match language {
+            skillgate_core::Language::Shell => Action::RunCommand,
+            skillgate_core::Language::Python | skillgate_core::Language::JavaScript => {
+                Action::Execute
+            }
         }
     }
 }
@@ -33,7 +48,10 @@ impl FromStr for Action {
         match s {
             "execute" => Ok(Action::Execute),
             "view" => Ok(Action::View),
-            _ => Err(format!("unknown action `{s}` (expected execute or view)")),
+            "run_command" => Ok(Action::RunCommand),
+            _ => Err(format!(
+                "unknown action `{s}` (expected execute, view or run_command)"
+            )),
         }
     }
 }
@@ -154,6 +172,7 @@ pub(crate) struct Uids {
     builder: EntityTypeName,
     execute: EntityUid,
     view: EntityUid,
+    run_command: EntityUid,
 }
 
 fn type_name(s: &str) -> EntityTypeName {
@@ -171,7 +190,8 @@ impl Uids {
             skill: type_name("Skill"),
             builder: type_name("Builder"),
             execute: EntityUid::from_type_name_and_id(action.clone(), EntityId::new("execute")),
-            view: EntityUid::from_type_name_and_id(action, EntityId::new("view")),
+            view: EntityUid::from_type_name_and_id(action.clone(), EntityId::new("view")),
+            run_command: EntityUid::from_type_name_and_id(action, EntityId::new("run_command")),
         }
     }
 
@@ -179,6 +199,7 @@ impl Uids {
         match a {
             Action::Execute => self.execute.clone(),
             Action::View => self.view.clone(),
+            Action::RunCommand => self.run_command.clone(),
         }
     }
 
@@ -242,9 +263,17 @@ pub(crate) fn check_request_shapes(schema: &cedar_policy::Schema) -> Result<(), 
             .map_err(|e| e.to_string())?;
     let ancestors = agent_ancestors(&store);
     let caller = Caller::new(PROBE, PROBE);
+    // `run_command` is checked only when the schema declares it: a schema written before
+    // it existed still loads, and a shell step is then denied (no policy can name it).
+    let mut actions = vec![Action::Execute, Action::View];
+    let run_command = uids.action(Action::RunCommand);
+    if schema.actions().any(|a| a == &run_command) {
+        actions.push(Action::RunCommand);
+    }
     for language in [
         skillgate_core::Language::Python,
         skillgate_core::Language::JavaScript,
+        skillgate_core::Language::Shell,
     ] {
         let skill = |owner: Option<&str>, code: &[u8]| {
             let mut b = Skill::builder(PROBE, language, code.to_vec())
@@ -283,7 +312,7 @@ pub(crate) fn check_request_shapes(schema: &cedar_policy::Schema) -> Result<(), 
                     })?;
             }
             let context = RunFacts::for_skill(skill, &Limits::default()).to_context()?;
-            for action in [Action::Execute, Action::View] {
+            for &action in &actions {
                 cedar_policy::Request::new(
                     Uids::uid(&uids.agent, PROBE),
                     uids.action(action),

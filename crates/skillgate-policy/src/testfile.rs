@@ -22,8 +22,9 @@
 //! - `entities` and `grants`: a path (relative to the test file) or the JSON inline;
 //!   both optional (default: none).
 //! - Each case: `name`; `agent`, `tenant`, optional `groups` (the caller); `action`
-//!   (`execute`, the default, or `view`); `skill` with `name`, `tenant`, `owner`,
-//!   `visibility` (default `private`), `language` (default `python`), `network` (bool,
+//!   (`execute`, the default, `view`, or `run_command`); `skill` with `name`, `tenant`,
+//!   `owner`, `visibility` (default `private`), `language` (default `python`; `shell` for
+//!   a session's shell step), `network` (bool,
 //!   default false). A skill with a `tenant` is catalogued: the case runs with a catalogue
 //!   record of exactly these fields for it (see [`crate::catalogue`]). A skill without
 //!   one has no record: it is the caller's own code. Optional `quarantined` (bool, the
@@ -205,7 +206,11 @@ fn referenced(
 /// The skill of case number `i`; its code is the case number, so every case's skill has
 /// its own digest.
 fn case_skill(i: usize, s: &CaseSkill) -> Result<Skill, String> {
-    let language: Language = s.language.as_deref().unwrap_or("python").parse()?;
+    let language: Language = match s.language.as_deref() {
+        // Not a skill language, so not parsed from a name elsewhere; a case may name it.
+        Some("shell") => Language::Shell,
+        other => other.unwrap_or("python").parse()?,
+    };
     let visibility: Visibility = s.visibility.as_deref().unwrap_or("private").parse()?;
     let mut b = Skill::builder(&s.name, language, format!("# case {i}").into_bytes())
         .visibility(visibility);

@@ -374,3 +374,67 @@ fn trusted_caller_groups_count_only_when_configured() {
     assert!(d.is_allowed(), "{d:?}");
     assert_eq!(d.reasons, vec!["grant-1"]);
 }
+
+// Issue 17: a session's shell step is authorised with `run_command`, which no default
+// policy permits.
+
+/// A request to run a shell command line as agent `a`'s own code.
+fn shell_request() -> skillgate_core::ExecRequest {
+    let cmd = Skill::builder("session-step", Language::Shell, b"ls".to_vec()).build();
+    skillgate_core::ExecRequest::new(Caller::new("a", "acme"), cmd, serde_json::json!({}))
+}
+
+/// The built-in schema and policies plus `extra` policy files, with [`ENTITIES`].
+fn builtin_with(schema: &str, extra: &[(&str, &str)]) -> Policy {
+    let files: Vec<(String, String)> = skillgate_policy::BUILTIN_POLICIES
+        .iter()
+        .chain(extra)
+        .map(|(name, text)| (name.to_string(), text.to_string()))
+        .collect();
+    Policy::from_texts(("skillgate.cedarschema", schema), &files)
+        .unwrap()
+        .with_entities_json("e", ENTITIES)
+        .unwrap()
+}
+
+#[test]
+fn a_shell_step_needs_run_command_which_no_default_policy_permits() {
+    let policy = gate(Vec::new());
+    let d = policy.authorize_request(&shell_request());
+    assert_eq!(d.decision, Verdict::Deny, "{d:?}");
+    assert!(
+        d.reasons.is_empty() && d.errors.is_empty(),
+        "a default deny: {d:?}"
+    );
+    // The same bytes as a script are the caller's own code, which `execute` permits: the
+    // deny is the action's.
+    let script = Skill::builder("session-step", Language::Python, b"ls".to_vec()).build();
+    let d = decide(&policy, "a", &script, Action::Execute);
+    assert_eq!(d.reasons, vec!["own-code"], "{d:?}");
+}
+
+#[test]
+fn a_policy_that_names_run_command_grants_shell_steps() {
+    const GRANT: &str = r#"@id("shell-steps")
+permit (principal, action == Action::"run_command", resource)
+when { resource has agent && resource.agent == principal };"#;
+    let policy = builtin_with(skillgate_policy::BUILTIN_SCHEMA, &[("shell.cedar", GRANT)]);
+    let d = policy.authorize_request(&shell_request());
+    assert!(d.is_allowed(), "{d:?}");
+    assert_eq!(d.reasons, vec!["shell-steps"]);
+    // It grants shell steps, not skills: a script is still decided by `execute`.
+    let script = Skill::builder("session-step", Language::Python, b"ls".to_vec()).build();
+    let d = decide(&policy, "a", &script, Action::Execute);
+    assert_eq!(d.reasons, vec!["own-code"], "{d:?}");
+}
+
+#[test]
+fn a_schema_without_run_command_still_loads_and_denies_shell_steps() {
+    let (old, _) = skillgate_policy::BUILTIN_SCHEMA
+        .split_once("// Run a shell command line")
+        .expect("the built-in schema declares run_command after this comment");
+    assert!(!old.contains("run_command"));
+    let policy = builtin_with(old, &[]);
+    let d = policy.authorize_request(&shell_request());
+    assert_eq!(d.decision, Verdict::Deny, "{d:?}");
+}

@@ -21,6 +21,7 @@ fn main() {
     let grammar: tree_sitter::Language = match lang {
         Language::Python => tree_sitter_python::LANGUAGE.into(),
         Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+        Language::Shell => tree_sitter_bash::LANGUAGE.into(),
     };
     let mut parser = tree_sitter::Parser::new();
     parser.set_language(&grammar).expect("grammar");

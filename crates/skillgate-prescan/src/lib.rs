@@ -10,6 +10,9 @@
 //! when a finding reaches the threshold, `warn` for lower findings, `allow` otherwise.
 //! Code that cannot be scanned is blocked.
 //!
+//! A session's shell step is scanned too, with tree-sitter-bash: every command it runs
+//! must be a literal word on the shell packs' allow-list (see [`shell`]).
+//!
 //! ```
 //! use skillgate_prescan::{PreScanner, Verdict};
 //! use skillgate_core::Language;
@@ -34,6 +37,7 @@ pub mod rules;
 pub mod ruletest;
 pub mod sarif;
 mod scanner;
+pub mod shell;
 mod value;
 
 pub use cache::{DEFAULT_CAPACITY, VerdictCache};

@@ -1,7 +1,9 @@
 //! Rule packs: data files of rules, each with its matcher and its own examples.
 //!
-//! A pack is a TOML file under `python/` or `javascript/` of a rules directory. It holds
-//! any number of `[[rule]]` tables and at most one `[modules]` table (the allow-list):
+//! A pack is a TOML file under `python/`, `javascript/` or `shell/` of a rules directory.
+//! It holds any number of `[[rule]]` tables and at most one `[modules]` table (the
+//! allow-list; in a shell pack it is spelled `[commands]` and lists the commands a shell
+//! step may run, see [`crate::shell`]):
 //!
 //! ```toml
 //! [modules]
@@ -21,7 +23,8 @@
 //! ```
 //!
 //! A rules directory replaces the built-in packs, so it needs both `python/` and
-//! `javascript/`, unless it holds a `pack.toml` saying
+//! `javascript/` (a `shell/` folder is optional: without one no command is allowed and
+//! every shell step is blocked), unless it holds a `pack.toml` saying
 //!
 //! ```toml
 //! extends = "builtin"
@@ -100,7 +103,8 @@ pub enum RuleError {
 struct PackFile {
     #[serde(default)]
     rule: Vec<RuleDef>,
-    #[serde(default)]
+    /// The allow-list: modules in Python and JavaScript, commands (`[commands]`) in shell.
+    #[serde(default, alias = "commands")]
     modules: Option<ModulesDef>,
 }
 
@@ -225,6 +229,7 @@ pub struct RuleSet {
     rules: Vec<Rule>,
     python: Compiled,
     javascript: Compiled,
+    shell: Compiled,
     digest: [u8; 32],
 }
 
@@ -245,6 +250,7 @@ pub(crate) fn ts_language(lang: Language) -> tree_sitter::Language {
     match lang {
         Language::Python => tree_sitter_python::LANGUAGE.into(),
         Language::JavaScript => tree_sitter_javascript::LANGUAGE.into(),
+        Language::Shell => tree_sitter_bash::LANGUAGE.into(),
     }
 }
 
@@ -252,6 +258,7 @@ fn lang_dir(lang: Language) -> &'static str {
     match lang {
         Language::Python => "python",
         Language::JavaScript => "javascript",
+        Language::Shell => "shell",
     }
 }
 
@@ -260,10 +267,10 @@ fn embedded_sources() -> Vec<(Language, String, String)> {
     EMBEDDED
         .iter()
         .map(|(dir, name, text)| {
-            let lang = if *dir == "python" {
-                Language::Python
-            } else {
-                Language::JavaScript
+            let lang = match *dir {
+                "python" => Language::Python,
+                "javascript" => Language::JavaScript,
+                _ => Language::Shell,
             };
             (
                 lang,
@@ -317,9 +324,11 @@ impl RuleSet {
             Vec::new()
         };
         let mut found_any = false;
-        for lang in [Language::Python, Language::JavaScript] {
+        for lang in [Language::Python, Language::JavaScript, Language::Shell] {
             let sub = dir.join(lang_dir(lang));
-            if extends && !sub.exists() {
+            // Without shell packs no command is on the allow-list: every shell step is
+            // blocked, so a directory written before shell steps existed stays valid.
+            if (extends || lang == Language::Shell) && !sub.exists() {
                 continue;
             }
             let read = std::fs::read_dir(&sub).map_err(|source| match source.kind() {
@@ -372,7 +381,7 @@ impl RuleSet {
     fn build(files: Vec<(Language, String, String)>, eager: bool) -> Result<RuleSet, RuleError> {
         let digest = pack_digest(&files);
         let mut rules = Vec::new();
-        let mut allowed: [HashSet<String>; 2] = Default::default();
+        let mut allowed: [HashSet<String>; 3] = Default::default();
         for (lang, file, text) in files {
             let pack: PackFile = toml::from_str(&text).map_err(|e| RuleError::Parse {
                 file: file.clone(),
@@ -383,7 +392,7 @@ impl RuleSet {
                 if let Some(twice) = m.allowed.iter().find(|name| !seen.insert(name.as_str())) {
                     return Err(RuleError::Parse {
                         file,
-                        message: format!("module `{twice}` is listed twice in `allowed`"),
+                        message: format!("`{twice}` is listed twice in `allowed`"),
                     });
                 }
                 allowed[lang as usize].extend(m.allowed);
@@ -405,21 +414,24 @@ impl RuleSet {
                 });
             }
         }
-        let [py_allowed, js_allowed] = allowed;
+        let [py_allowed, js_allowed, sh_allowed] = allowed;
         let python = compile(&rules, Language::Python, py_allowed);
         let javascript = compile(&rules, Language::JavaScript, js_allowed);
+        let shell = compile(&rules, Language::Shell, sh_allowed);
         // One combined query per language, compiled once. Only when it does not compile are
         // the rules' queries compiled one by one, to name the rule at fault.
         let combined_ok = |lang: Language| {
             let c = match lang {
                 Language::Python => &python,
                 Language::JavaScript => &javascript,
+                Language::Shell => &shell,
             };
             !eager || c.plan().is_ok()
         };
         let combined_ok = [
             combined_ok(Language::Python),
             combined_ok(Language::JavaScript),
+            combined_ok(Language::Shell),
         ];
         let mut seen = HashSet::new();
         for r in &rules {
@@ -456,7 +468,7 @@ impl RuleSet {
                     .map_err(|e| err(format!("query does not compile: {e}")))?;
             }
         }
-        for c in [&python, &javascript].into_iter().filter(|_| eager) {
+        for c in [&python, &javascript, &shell].into_iter().filter(|_| eager) {
             c.plan().map_err(|message| RuleError::Parse {
                 file: format!("{} packs", lang_dir(c.language)),
                 message: message.to_string(),
@@ -466,6 +478,7 @@ impl RuleSet {
             rules,
             python,
             javascript,
+            shell,
             digest,
         })
     }
@@ -502,6 +515,7 @@ impl RuleSet {
         match lang {
             Language::Python => &self.python,
             Language::JavaScript => &self.javascript,
+            Language::Shell => &self.shell,
         }
     }
 

@@ -127,6 +127,8 @@ pub mod engine_rules {
     pub const PY_UNLISTED: &str = "py.module.unlisted";
     /// A JavaScript module outside the allow-list.
     pub const JS_UNLISTED: &str = "js.module.unlisted";
+    /// A shell command outside the allow-list (always critical: shell is allow-list only).
+    pub const SH_UNLISTED: &str = "sh.command.unlisted";
     /// A local import that loads one of the skill's data files as code.
     pub const DATA_AS_CODE: &str = "prescan.data-as-code";
 
@@ -163,6 +165,9 @@ pub mod engine_rules {
             }
             PY_UNLISTED | JS_UNLISTED => {
                 "An import of a module that is not on the library allow-list (`modules.toml` of the pack). Low severity (warn) by default; `[prescan] unknown_module = \"block\"` makes it critical."
+            }
+            SH_UNLISTED => {
+                "A shell step runs a command that is not on the shell allow-list (`[commands]` of `rules/prescan/shell/`), or a shell function of its own. Always critical: a shell step runs only what the list names."
             }
             _ => return None,
         })
@@ -443,7 +448,8 @@ impl PreScanner {
     fn parse(&self, src: &str, lang: Language) -> Result<Tree, Box<Finding>> {
         thread_local! {
             /// One parser per language and thread, reused across scans.
-            static PARSERS: RefCell<[Option<Parser>; 2]> = const { RefCell::new([None, None]) };
+            static PARSERS: RefCell<[Option<Parser>; 3]> =
+                const { RefCell::new([None, None, None]) };
         }
         PARSERS.with(|cell| {
             let Ok(mut parsers) = cell.try_borrow_mut() else {
@@ -630,13 +636,20 @@ impl PreScanner {
                 (Language::JavaScript, UnknownModuleAction::Block) => {
                     (engine_rules::JS_UNLISTED, Severity::Critical)
                 }
+                // A command is run, not imported: nothing off the list runs, whatever
+                // `unknown_module` says.
+                (Language::Shell, _) => (engine_rules::SH_UNLISTED, Severity::Critical),
+            };
+            let what = match lang {
+                Language::Shell => "command",
+                _ => "module",
             };
             findings.push(
                 Finding::new(
                     LayerName::Prescan,
                     id,
                     sev,
-                    format!("module `{module}` is not on the allow-list"),
+                    format!("{what} `{module}` is not on the allow-list"),
                 )
                 .with_location(lines.location(start, end))
                 .with_snippet(lines.snippet(start, end)),
@@ -673,6 +686,7 @@ struct LocalFiles<'a> {
 impl LocalFiles<'_> {
     fn resolve(&self, module: &str, lang: Language, importer: &str) -> Resolution {
         match lang {
+            Language::Shell => Resolution::Unknown,
             Language::Python => {
                 let parts: Vec<&str> = module.split('.').collect();
                 let found = (1..=parts.len()).any(|n| {
@@ -755,6 +769,8 @@ fn is_allowed(allowed: &HashSet<String>, module: &str, lang: Language) -> bool {
     let sep = match lang {
         Language::Python => '.',
         Language::JavaScript => '/',
+        // A command is allowed by its exact name.
+        Language::Shell => return allowed.contains(module),
     };
     let mut prefix = module;
     loop {
@@ -781,6 +797,7 @@ fn extract(
     let walked = match lang {
         Language::Python => crate::python::extract(tree.root_node(), max_depth, &mut ctx),
         Language::JavaScript => crate::javascript::extract(tree.root_node(), max_depth, &mut ctx),
+        Language::Shell => crate::shell::extract(tree.root_node(), max_depth, &mut ctx),
     };
     if let Err(n) = walked {
         return Err(too_deep(n, max_depth));

@@ -31,6 +31,7 @@ fn rows() -> Vec<Row> {
         let lang = match cells.get(1) {
             Some(&"Python") => Language::Python,
             Some(&"JavaScript") => Language::JavaScript,
+            Some(&"Shell") => Language::Shell,
             _ => continue,
         };
         assert_eq!(cells.len(), 6, "line {}: four columns: {line}", i + 1);

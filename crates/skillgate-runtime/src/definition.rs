@@ -116,6 +116,11 @@ impl Definition {
                 }
             }
             Language::Python => {}
+            Language::Shell => {
+                return Err(bad(
+                    "`language`: a shell step runs on the host's dash, which the sandbox shows read-only; there are no shell runtimes".into(),
+                ));
+            }
         }
         if let Some(v) = &def.python_version {
             let ok = v.split('.').count() == 2 && v.split('.').all(|p| p.parse::<u32>().is_ok());

@@ -98,6 +98,11 @@ pub(crate) fn build_tree(
 ) -> Result<(), RuntimeError> {
     let name = def.name.as_str();
     match def.language {
+        // Refused when the definition loads; never built.
+        Language::Shell => Err(RuntimeError::Definition {
+            origin: name.to_string(),
+            message: "there are no shell runtimes".into(),
+        }),
         Language::JavaScript => {
             std::fs::create_dir(env)
                 .map_err(|e| RuntimeError::io(format!("creating {}", env.display()), e))?;

@@ -31,6 +31,10 @@ impl Interpreter {
         match language {
             Language::Python => "python3",
             Language::JavaScript => "node",
+            // The POSIX shell the shell pre-scan is written for (Debian's /bin/sh): not
+            // bash, whose `${!x}`, `${x@P}` and array subscripts run `$(...)` found in
+            // data.
+            Language::Shell => "dash",
         }
     }
 
@@ -50,7 +54,7 @@ impl Interpreter {
     pub fn isolation_args_of(language: Language) -> &'static [&'static str] {
         match language {
             Language::Python => &["-s"],
-            Language::JavaScript => &[],
+            Language::JavaScript | Language::Shell => &[],
         }
     }
 
@@ -213,6 +217,7 @@ fn resolve_shim(language: Language, shim: &Path) -> Result<Interpreter, ExecErro
     let probe: &[&str] = match language {
         Language::Python => &["-c", "import sys; print(sys.executable)"],
         Language::JavaScript => &["-p", "process.execPath"],
+        Language::Shell => &["-c", "readlink -f /proc/$$/exe"],
     };
     let out = Command::new(shim)
         .args(probe)

@@ -211,6 +211,7 @@ fn skill_of(rt: &Runtime, files: &[PistonFile]) -> Result<Skill, ApiError> {
     let default = match rt.language {
         Language::Python => "main.py",
         Language::JavaScript => "main.js",
+        Language::Shell => "main.sh",
     };
     let entry = match first.name.as_deref() {
         None | Some("") => default.to_string(),

@@ -92,6 +92,7 @@ pub fn script(language: Language, code: String) -> Result<Skill, ApiError> {
     let entry = match language {
         Language::Python => "main.py",
         Language::JavaScript => "main.js",
+        Language::Shell => "main.sh",
     };
     Ok(Skill::builder("script", language, code.into_bytes())
         .entry(entry)

@@ -22,7 +22,7 @@ use axum::routing::{get, post, put};
 use axum::{Extension, Json};
 use http::{HeaderMap, StatusCode};
 use serde::Deserialize;
-use skillgate::{Caller, Engine, LimitOverrides, Report};
+use skillgate::{Caller, Engine, Language, LimitOverrides, Report};
 use skillgate_session::{
     DEFAULT_WORKSPACE_BYTES, ExecReport, LogStore, NativeBackend, Owner, SessionError, Sessions,
     Settings, StepSpec,
@@ -118,11 +118,17 @@ async fn blocking<T: Send + 'static>(
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StepBody {
-    /// `python` or `javascript` (`lang` too).
-    #[serde(alias = "lang")]
-    pub language: String,
+    /// `python` or `javascript` (`lang` too), with `code`.
+    #[serde(default, alias = "lang")]
+    pub language: Option<String>,
     /// The script.
-    pub code: String,
+    #[serde(default)]
+    pub code: Option<String>,
+    /// A shell command line instead of `language` and `code`: a shell step, run by
+    /// `dash` (`/bin/sh`), authorised with the Cedar action `run_command` (no default policy
+    /// grants it) and pre-scanned against the shell command allow-list.
+    #[serde(default)]
+    pub sh: Option<String>,
     /// The input JSON (default `{}`).
     #[serde(default = "empty_object")]
     pub input: serde_json::Value,
@@ -151,12 +157,23 @@ fn yes() -> bool {
 }
 
 impl StepBody {
-    /// The step it asks for: 400 for an unknown language or code over the size limit.
+    /// The step it asks for: 400 for an unknown language, code over the size limit, or
+    /// neither (or both) of a script and `sh`.
     pub fn spec(self) -> Result<StepSpec, ApiError> {
-        crate::runs::check_code(&self.code)?;
+        let (language, code) = match (self.sh, self.language, self.code) {
+            (Some(cmd), None, None) if self.runtime.is_none() => (Language::Shell, cmd),
+            (None, Some(language), Some(code)) => (crate::runs::language(&language)?, code),
+            _ => {
+                return Err(ApiError::bad_request(
+                    "bad_step",
+                    "a step is either `language` and `code` (a script, optionally with `runtime`) or `sh` (a shell command line)",
+                ));
+            }
+        };
+        crate::runs::check_code(&code)?;
         Ok(StepSpec {
-            language: crate::runs::language(&self.language)?,
-            code: self.code,
+            language,
+            code,
             input: self.input,
             cwd: self.cwd,
             limits: LimitOverrides::default(),
@@ -332,4 +349,34 @@ async fn remove(
         return Err(api_error(SessionError::NotFound(id)));
     }
     Ok(Json(serde_json::json!({"session": id, "removed": true})))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(body: serde_json::Value) -> Result<StepSpec, ApiError> {
+        serde_json::from_value::<StepBody>(body).unwrap().spec()
+    }
+
+    #[test]
+    fn a_step_body_is_a_script_or_a_shell_command_line() {
+        let sh = spec(serde_json::json!({"sh": "sort data.csv | head -n 3"})).unwrap();
+        assert_eq!(sh.language, Language::Shell);
+        assert_eq!(sh.code, "sort data.csv | head -n 3");
+        let py = spec(serde_json::json!({"language": "python", "code": "print(1)"})).unwrap();
+        assert_eq!(py.language, Language::Python);
+        for bad in [
+            serde_json::json!({}),
+            serde_json::json!({"code": "print(1)"}),
+            serde_json::json!({"sh": "ls", "code": "print(1)"}),
+            serde_json::json!({"sh": "ls", "language": "python"}),
+            serde_json::json!({"sh": "ls", "runtime": "python-data"}),
+            // Only `sh` makes a shell step: the language is not named.
+            serde_json::json!({"language": "shell", "code": "ls"}),
+        ] {
+            let e = spec(bad.clone()).unwrap_err();
+            assert_eq!(e.status, StatusCode::BAD_REQUEST, "{bad}");
+        }
+    }
 }

@@ -3,7 +3,8 @@
 //! `key_0` is a fixed constant and `key_i = H(key_{i-1} ‖ canonical(event_i))`, with H
 //! sha256. The canonical form of an event is a length-prefixed encoding of what
 //! determines its effect on the workspace:
-//! - a step: its language, code, input, working directory, named runtime and
+//! - a step: its language (`shell` for a shell step, whose code is the command line),
+//!   code, input, working directory, named runtime and
 //!   environment variables (never its limits, so a change of limits in the
 //!   configuration invalidates nothing);
 //! - an upload: its path, mode and the digest of its bytes (uploads are keyed by content,
@@ -169,6 +170,19 @@ mod tests {
         assert_ne!(k1, chain(GENESIS, &up("bb")));
         let s = step("print(1)", LimitOverrides::default());
         assert_ne!(chain(&k1, &s), chain(GENESIS, &s));
+    }
+
+    #[test]
+    fn a_shell_step_is_keyed_and_recorded_apart_from_a_script_of_the_same_text() {
+        let script = step("ls", LimitOverrides::default());
+        let mut shell = script.clone();
+        if let EventKind::Step(s) = &mut shell {
+            s.spec.language = Language::Shell;
+        }
+        assert_ne!(chain(GENESIS, &script), chain(GENESIS, &shell));
+        let json = serde_json::to_value(&shell).unwrap();
+        assert_eq!(json["language"], "shell");
+        assert_eq!(serde_json::from_value::<EventKind>(json).unwrap(), shell);
     }
 
     #[test]

@@ -38,7 +38,7 @@ pub struct Event {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum EventKind {
-    /// A script that ran in the workspace.
+    /// A script or a shell command line that ran in the workspace.
     Step(Box<StepRecord>),
     /// Bytes written to a path of the workspace.
     Upload(UploadRecord),
@@ -62,9 +62,10 @@ impl EventKind {
 /// does not invalidate a session's cache).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepSpec {
-    /// Its language.
+    /// Its language: `python` or `javascript` for a script, `shell` for a shell step
+    /// (run by `dash`, authorised with the Cedar action `run_command`).
     pub language: Language,
-    /// The script (pre-scanned like any skill).
+    /// The script, or the shell command line (pre-scanned like any skill).
     pub code: String,
     /// The JSON it reads on stdin.
     pub input: serde_json::Value,

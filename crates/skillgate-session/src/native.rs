@@ -189,6 +189,7 @@ impl NativeBackend {
         let entry = match spec.language {
             Language::Python => "step.py",
             Language::JavaScript => "step.js",
+            Language::Shell => "step.sh",
         };
         let mut skill =
             Skill::builder(STEP_SKILL, spec.language, spec.code.as_bytes().to_vec()).entry(entry);

@@ -105,6 +105,8 @@ impl Runtimes {
         let default = match skill.language {
             Language::Python => &self.python,
             Language::JavaScript => &self.javascript,
+            // The host's dash, which the native sandbox shows read-only.
+            Language::Shell => &None,
         };
         let Some(name) = skill.runtime.as_ref().or(default.as_ref()) else {
             return Ok(None);

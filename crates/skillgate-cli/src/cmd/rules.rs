@@ -14,7 +14,8 @@ use std::sync::Arc;
 pub(crate) enum RulesCommand {
     /// Run every rule's must_match and must_not_match examples (exit 1 on a failure).
     Test {
-        /// A rules directory (python/ and javascript/ packs); the built-in packs if not given.
+        /// A rules directory (python/, javascript/ and optionally shell/ packs); the
+        /// built-in packs if not given.
         #[arg(value_name = "DIR")]
         dir: Option<PathBuf>,
     },
@@ -35,7 +36,8 @@ pub(crate) enum RulesCommand {
         #[arg(long, value_name = "DIR")]
         rules: Option<PathBuf>,
     },
-    /// List the modules a skill may import without a finding (the allow-list).
+    /// List the modules a skill may import without a finding, and the commands a shell
+    /// step may run (the allow-lists).
     Modules {
         /// A rules directory instead of the built-in packs.
         #[arg(long, value_name = "DIR")]
@@ -46,8 +48,12 @@ pub(crate) enum RulesCommand {
     },
 }
 
+/// A language, or `shell` (the shell packs, for a session's shell steps).
 fn parse_lang(s: &str) -> Result<Language, String> {
-    s.parse()
+    match s {
+        "shell" => Ok(Language::Shell),
+        _ => s.parse(),
+    }
 }
 
 /// Runs a `rules` subcommand.
@@ -118,7 +124,7 @@ pub(crate) fn run(cmd: RulesCommand) -> Result<ExitCode, UsageError> {
         }
         RulesCommand::Modules { rules, lang } => {
             let rules = load_rules(rules.as_deref())?;
-            for l in [Language::Python, Language::JavaScript] {
+            for l in [Language::Python, Language::JavaScript, Language::Shell] {
                 if lang.is_some_and(|want| want != l) {
                     continue;
                 }

@@ -5,7 +5,7 @@ use crate::render::{self, Format};
 use clap::{Args, Subcommand};
 use skillgate::{Language, Report, units};
 use skillgate_session::{Owner, SessionError, Sessions, Settings as SessionSettings, StepSpec};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -48,16 +48,27 @@ pub(crate) struct SessionArgs {
 enum SessionCommand {
     /// Create a session; prints its id.
     New,
-    /// Run a step (a script) in the session's workspace and record it.
+    /// Run a step (a script, or a shell command line) in the session's workspace and
+    /// record it.
     Exec {
         /// The session id.
         id: String,
         /// The script.
-        #[arg(long, value_name = "FILE")]
-        code: PathBuf,
+        #[arg(
+            long,
+            value_name = "FILE",
+            required_unless_present = "sh",
+            requires = "lang"
+        )]
+        code: Option<PathBuf>,
         /// Its language (python or javascript).
-        #[arg(long, value_parser = parse_lang)]
-        lang: Language,
+        #[arg(long, value_parser = parse_lang, requires = "code")]
+        lang: Option<Language>,
+        /// A shell command line instead of a script, run by dash (/bin/sh). Authorised with the
+        /// Cedar action `run_command`, which no default policy grants, and pre-scanned
+        /// against the shell command allow-list (rules/prescan/shell/).
+        #[arg(long, value_name = "CMD", conflicts_with_all = ["code", "lang", "runtime"])]
+        sh: Option<String>,
         /// The input JSON (default `{}`).
         #[arg(long, value_name = "JSON")]
         input: Option<String>,
@@ -130,6 +141,21 @@ enum SessionCommand {
 
 fn parse_lang(s: &str) -> Result<Language, String> {
     s.parse()
+}
+
+/// The text of a step's script, refused over [`MAX_CODE_BYTES`].
+fn read_script(code: &Path) -> Result<String, UsageError> {
+    let len = std::fs::metadata(code)
+        .map_err(|e| format!("cannot read {}: {e}", code.display()))?
+        .len();
+    if len > MAX_CODE_BYTES {
+        return Err(UsageError(format!(
+            "{} is {len} bytes, over the {MAX_CODE_BYTES} byte limit",
+            code.display()
+        )));
+    }
+    Ok(std::fs::read_to_string(code)
+        .map_err(|e| format!("cannot read {} as UTF-8 text: {e}", code.display()))?)
 }
 
 fn parse_env(s: &str) -> Result<(String, String), String> {
@@ -205,6 +231,7 @@ pub(crate) fn run(args: SessionArgs) -> Result<ExitCode, UsageError> {
             id,
             code,
             lang,
+            sh,
             input,
             cwd,
             non_replayable,
@@ -213,17 +240,24 @@ pub(crate) fn run(args: SessionArgs) -> Result<ExitCode, UsageError> {
             timeout,
             memory,
         } => {
-            let len = std::fs::metadata(&code)
-                .map_err(|e| format!("cannot read {}: {e}", code.display()))?
-                .len();
-            if len > MAX_CODE_BYTES {
-                return Err(UsageError(format!(
-                    "{} is {len} bytes, over the {MAX_CODE_BYTES} byte limit",
-                    code.display()
-                )));
-            }
-            let text = std::fs::read_to_string(&code)
-                .map_err(|e| format!("cannot read {} as UTF-8 text: {e}", code.display()))?;
+            let (lang, text) = match (sh, code, lang) {
+                (Some(cmd), _, _) => {
+                    if cmd.len() as u64 > MAX_CODE_BYTES {
+                        return Err(UsageError(format!(
+                            "--sh is {} bytes, over the {MAX_CODE_BYTES} byte limit",
+                            cmd.len()
+                        )));
+                    }
+                    (Language::Shell, cmd)
+                }
+                (None, Some(code), Some(lang)) => (lang, read_script(&code)?),
+                _ => {
+                    return Err(UsageError(
+                        "give a script (--code FILE --lang L) or a shell command line (--sh 'CMD')"
+                            .into(),
+                    ));
+                }
+            };
             let input = match input {
                 Some(s) => serde_json::from_str(&s)
                     .map_err(|e| format!("--input is not valid JSON: {e}"))?,

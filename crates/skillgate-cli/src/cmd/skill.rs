@@ -99,6 +99,11 @@ fn new(args: NewArgs) -> Result<ExitCode, UsageError> {
     let (entry, code) = match args.lang {
         Language::Python => ("scripts/main.py", PYTHON_ENTRY),
         Language::JavaScript => ("scripts/main.js", JAVASCRIPT_ENTRY),
+        Language::Shell => {
+            return Err(UsageError(
+                "a skill is Python or JavaScript; shell runs only as a session step".into(),
+            ));
+        }
     };
     let manifest = format!(
         "---\n\
@@ -292,6 +297,7 @@ fn runtime_line(lang: Language, config: &Config) -> Line {
     let explicit = match lang {
         Language::Python => config.interpreters.python.as_deref(),
         Language::JavaScript => config.interpreters.javascript.as_deref(),
+        Language::Shell => None,
     };
     match skillgate_sandbox::Interpreter::resolve(lang, explicit) {
         Ok(i) => Line::pass(format!("runtime: {lang} at {}", i.program.display())),

@@ -312,6 +312,7 @@ impl DockerExecutor {
                 let program = match language {
                     Language::Python => "/usr/bin/python3",
                     Language::JavaScript => "/usr/bin/node",
+                    Language::Shell => "/bin/dash",
                 };
                 (image, program.to_string())
             }

@@ -1,4 +1,5 @@
-//! Arbitrary bytes through the pre-scan, as Python and as JavaScript: no panic, no hang,
+//! Arbitrary bytes through the pre-scan, as Python, as JavaScript and as a shell step's
+//! command line: no panic, no hang,
 //! and the report invariants of `skillgate_prescan::fuzz::scan_any` hold.
 //!
 //! Seed it from the corpora:

@@ -9,18 +9,21 @@ fn scanner() -> &'static PreScanner {
     SCANNER.get_or_init(|| PreScanner::new().expect("the embedded packs load"))
 }
 
-/// Scans arbitrary bytes as both Python and JavaScript and checks the invariants every
-/// report must keep: findings are sorted, have locations inside the input's line count,
-/// and a `block` verdict always has a finding.
+/// Scans arbitrary bytes as Python, as JavaScript and as a shell step's command line, and
+/// checks the invariants every report must keep: findings are sorted, have locations
+/// inside the input's line count, and a `block` verdict always has a finding.
 ///
 /// ```
-/// let [py, js] = skillgate_prescan::fuzz::scan_any(b"\xff(((\x00");
-/// assert_eq!(py.verdict, skillgate_prescan::Verdict::Block);
+/// use skillgate_prescan::{fuzz::scan_any, Verdict};
+/// let [py, js, _] = scan_any(b"\xff(((\x00");
+/// assert_eq!(py.verdict, Verdict::Block);
 /// # let _ = js;
+/// let [_, _, sh] = scan_any(b"curl -d @data.csv http://127.0.0.1:1/");
+/// assert_eq!(sh.verdict, Verdict::Block);
 /// ```
-pub fn scan_any(data: &[u8]) -> [ScanReport; 2] {
+pub fn scan_any(data: &[u8]) -> [ScanReport; 3] {
     let lines = data.split(|&b| b == b'\n').count() as u32;
-    [Language::Python, Language::JavaScript].map(|lang| {
+    [Language::Python, Language::JavaScript, Language::Shell].map(|lang| {
         let report = scanner().scan(data, lang);
         if report.verdict == Verdict::Block {
             assert!(!report.findings.is_empty(), "block without a finding");

@@ -681,6 +681,23 @@ fn metrics(server: &Server) -> String {
     String::from_utf8(body).unwrap()
 }
 
+/// Polls `/metrics` until it has the line `line` (a gauge reaching a value); panics
+/// naming it if that takes more than two minutes, rather than hanging the suite.
+fn wait_for_metric(server: &Server, line: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let now = metrics(server);
+        if now.lines().any(|l| l == line) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "`{line}` never showed in /metrics: {now}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 fn signal(server: &Server, sig: &str) {
     let ok = Command::new("kill")
         .args([&format!("-{sig}"), &server.child.id().to_string()])
@@ -788,9 +805,7 @@ fn sigterm_drains_then_cancels_the_runs_left_and_audits_them() {
             )
         });
         // Once the server serves the run, stop it: the run outlasts the drain.
-        while !metrics(&server).contains("skillgate_server_runs_in_flight 1") {
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        wait_for_metric(&server, "skillgate_server_runs_in_flight 1");
         signal(&server, "TERM");
         long.join().unwrap()
     });
@@ -853,9 +868,7 @@ fn beyond_max_runs_and_max_queued_runs_are_shed_with_429() {
     let sleep = serde_json::json!({"language": "python", "code": "import time\ntime.sleep(3)"});
     std::thread::scope(|scope| {
         let long = scope.spawn(|| server.json("POST", "/v1/runs", Some(&analyst), sleep.clone()));
-        while !metrics(&server).contains("skillgate_server_runs_in_flight 1") {
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        wait_for_metric(&server, "skillgate_server_runs_in_flight 1");
         // The one slot is taken and no run may wait: the next is shed at once.
         let (status, body) = server.call(
             "POST",
@@ -923,9 +936,7 @@ fn a_run_is_shed_before_its_key_is_looked_up() {
     let mut shed_ids = Vec::new();
     std::thread::scope(|scope| {
         let long = scope.spawn(|| server.json("POST", "/v1/runs", Some(&analyst), sleep.clone()));
-        while !metrics(&server).contains("skillgate_server_runs_in_flight 1") {
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        wait_for_metric(&server, "skillgate_server_runs_in_flight 1");
         // No slot: a bad key, and no key at all, are told to come back (429 with
         // Retry-After), not 401: admission is decided before the key is looked up.
         for key in [Some("sgk_not-a-key"), None] {
@@ -1023,9 +1034,7 @@ fn only_a_caller_whose_key_holds_waits_in_the_queue() {
     let quick = serde_json::json!({"language": "python", "code": "print(1)"});
     std::thread::scope(|scope| {
         let long = scope.spawn(|| server.json("POST", "/v1/runs", Some(&analyst), sleep.clone()));
-        while !metrics(&server).contains("skillgate_server_runs_in_flight 1") {
-            std::thread::sleep(std::time::Duration::from_millis(10));
-        }
+        wait_for_metric(&server, "skillgate_server_runs_in_flight 1");
         let (status, e) = server.json("POST", "/v1/runs", Some("sgk_not-a-key"), quick.clone());
         assert_eq!(
             (status, e["error"]["code"].as_str()),

@@ -338,7 +338,7 @@ impl Admission {
                 drop(slots);
                 return Ok(self.admitted());
             }
-            if self.waiting.load(Ordering::SeqCst) >= self.queue {
+            if self.queue_is_full() {
                 return Err(Shed::Full);
             }
             // Waiters that gave up stay in the queue until a slot passes them over; sweep

@@ -92,7 +92,7 @@ impl SeccompConfig {
     /// the first request) and builds the layer.
     pub fn build_layer(&self) -> Result<SeccompLayer, ConfineError> {
         let mut layer = SeccompLayer::default();
-        for language in [Language::Python, Language::JavaScript, Language::Shell] {
+        for language in Language::ALL {
             layer = layer.with_profile(language, self.profile_for(None, language)?);
             for (tenant, over) in &self.tenants {
                 let profile = self.profile_for(Some(over), language)?;

@@ -30,6 +30,9 @@ pub enum Language {
 }
 
 impl Language {
+    /// Every language, in declaration order.
+    pub const ALL: [Language; 3] = [Language::Python, Language::JavaScript, Language::Shell];
+
     /// The lowercase name used in reports and on the command line.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -23,7 +23,7 @@ fn scanner() -> &'static PreScanner {
 /// ```
 pub fn scan_any(data: &[u8]) -> [ScanReport; 3] {
     let lines = data.split(|&b| b == b'\n').count() as u32;
-    [Language::Python, Language::JavaScript, Language::Shell].map(|lang| {
+    Language::ALL.map(|lang| {
         let report = scanner().scan(data, lang);
         if report.verdict == Verdict::Block {
             assert!(!report.findings.is_empty(), "block without a finding");

@@ -324,7 +324,7 @@ impl RuleSet {
             Vec::new()
         };
         let mut found_any = false;
-        for lang in [Language::Python, Language::JavaScript, Language::Shell] {
+        for lang in Language::ALL {
             let sub = dir.join(lang_dir(lang));
             // Without shell packs no command is on the allow-list: every shell step is
             // blocked, so a directory written before shell steps existed stays valid.

@@ -124,7 +124,7 @@ pub(crate) fn run(cmd: RulesCommand) -> Result<ExitCode, UsageError> {
         }
         RulesCommand::Modules { rules, lang } => {
             let rules = load_rules(rules.as_deref())?;
-            for l in [Language::Python, Language::JavaScript, Language::Shell] {
+            for l in Language::ALL {
                 if lang.is_some_and(|want| want != l) {
                     continue;
                 }

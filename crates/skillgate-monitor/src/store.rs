@@ -398,15 +398,23 @@ impl Store {
             sync_enforcement,
             synced_commits,
         } = &mut *guard;
-        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let mut t = Tx {
-            tx,
-            audit,
-            enforcement: Cell::new(false),
+        let (r, enforcement) = {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let mut t = Tx {
+                tx,
+                audit,
+                enforcement: Cell::new(false),
+            };
+            let r = f(&mut t)?;
+            let enforcement = t.enforcement.get();
+            t.tx.commit()?;
+            (r, enforcement)
         };
-        let r = f(&mut t)?;
-        let enforcement = t.enforcement.get();
-        t.tx.commit()?;
+        if self.dir.is_some() {
+            // Keeps the WAL from growing with every run (see `bound_wal`). The commit
+            // stands whatever this gives; a WAL not folded now is at a later commit.
+            let _ = skillgate_store::bound_wal(conn);
+        }
         // With durability `sync`, a commit that changes enforcement state is made durable
         // before this returns, as `synchronous=FULL` would have (which cannot be switched
         // on inside a transaction, and the change is only known there): the WAL holding

@@ -86,6 +86,12 @@ impl SqliteLog {
     }
 }
 
+/// After a commit: keeps the WAL bounded ([`skillgate_store::bound_wal`]). The commit
+/// stands whatever this gives; a WAL not folded now is folded after a later commit.
+fn fold_wal(c: &Connection) {
+    let _ = skillgate_store::bound_wal(c);
+}
+
 fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Session> {
     Ok(Session {
         id: r.get(0)?,
@@ -245,6 +251,7 @@ impl LogStore for SqliteLog {
             )
             .map_err(backend)?;
             tx.commit().map_err(backend)?;
+            fold_wal(c);
             Ok(Event {
                 seq: seq as u64,
                 key,
@@ -317,7 +324,9 @@ impl LogStore for SqliteLog {
                 params![id, s.seq as i64, s.key, s.sha256, s.workspace_digest, now_ms()],
             )
             .map_err(backend)?;
-            tx.commit().map_err(backend)
+            tx.commit().map_err(backend)?;
+            fold_wal(c);
+            Ok(())
         })
     }
 

@@ -60,8 +60,10 @@ pub trait Backend: Send {
     /// What it provides.
     fn capabilities(&self) -> BackendCapabilities;
 
-    /// Replaces the workspace's content with `from`.
-    fn materialize(&mut self, from: Restore<'_>) -> Result<(), SessionError>;
+    /// Replaces the workspace's content with `from`; returns the digest of the workspace
+    /// it made (what [`digest`](Self::digest) would give, which for a snapshot is the
+    /// digest of the tree its archive holds).
+    fn materialize(&mut self, from: Restore<'_>) -> Result<String, SessionError>;
 
     /// Applies one event: a step gives the pipeline's outcome, files give `None`.
     fn apply<'a>(

@@ -225,13 +225,14 @@ impl Backend for NativeBackend {
         }
     }
 
-    fn materialize(&mut self, from: Restore<'_>) -> Result<(), SessionError> {
+    fn materialize(&mut self, from: Restore<'_>) -> Result<String, SessionError> {
         self.ws.fresh()?;
-        if let Restore::Snapshot(archive) = from {
-            snapshot::unpack(archive, &self.root_mut())
-                .map_err(|e| Self::io("restoring a snapshot", e))?;
+        match from {
+            // Hashed while it is unpacked: the tree is not walked again.
+            Restore::Snapshot(archive) => snapshot::unpack_digest(archive, &self.root_mut())
+                .map_err(|e| Self::io("restoring a snapshot", e)),
+            Restore::Empty => self.digest(),
         }
-        Ok(())
     }
 
     async fn apply<'a>(

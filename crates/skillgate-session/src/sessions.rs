@@ -15,6 +15,7 @@ use crate::model::{
     ArtifactRef, Event, EventKind, MountRecord, Session, SnapshotRef, StepRecord, StepResult,
     StepSpec, UploadRecord, now_ms,
 };
+use crate::snapshot::Packed;
 use crate::store::{BlobIn, GcReport, LogStore, SessionLock};
 use serde::Serialize;
 use skillgate_core::{ExecOutcome, Skill, Status};
@@ -301,7 +302,18 @@ impl<B: Backend> Sessions<B> {
                 snapshot: None,
             });
         }
-        let workspace_digest = warm.backend.digest()?;
+        // A snapshot due after this step is packed now: its walk of the workspace gives
+        // the step's digest too (one walk instead of two).
+        let due = !spec.replayable || self.snapshot_due(&warm, duration_ms);
+        let packed = if due {
+            Some(warm.backend.snapshot()?)
+        } else {
+            None
+        };
+        let workspace_digest = match &packed {
+            Some(p) => p.workspace_digest.clone(),
+            None => warm.backend.digest()?,
+        };
         let artifacts: Vec<ArtifactRef> = outcome
             .artifacts
             .iter()
@@ -332,7 +344,6 @@ impl<B: Backend> Sessions<B> {
         if !lock.held() {
             return Err(SessionError::LockLost(id.to_string()));
         }
-        let replayable = record.spec.replayable;
         let event = self
             .store
             .append(id, &EventKind::Step(Box::new(record)), &blobs)?;
@@ -340,10 +351,9 @@ impl<B: Backend> Sessions<B> {
         warm.key = event.key.clone();
         warm.steps_since_snapshot += 1;
         warm.ms_since_snapshot += duration_ms;
-        let snapshot = if !replayable || self.snapshot_due(&warm) {
-            Some(self.take_snapshot(id, &mut warm)?)
-        } else {
-            None
+        let snapshot = match packed {
+            Some(p) => Some(self.store_snapshot(id, &mut warm, p)?),
+            None => None,
         };
         self.keep_warm(id, warm);
         drop(lock);
@@ -355,13 +365,24 @@ impl<B: Backend> Sessions<B> {
         })
     }
 
-    fn snapshot_due(&self, w: &Warm<B>) -> bool {
-        w.steps_since_snapshot >= self.settings.snapshot_every.max(1)
-            || Duration::from_millis(w.ms_since_snapshot) >= self.settings.snapshot_after
+    /// Whether a snapshot is due once a step of `step_ms` has been added to `w`.
+    fn snapshot_due(&self, w: &Warm<B>, step_ms: u64) -> bool {
+        w.steps_since_snapshot + 1 >= self.settings.snapshot_every.max(1)
+            || Duration::from_millis(w.ms_since_snapshot + step_ms) >= self.settings.snapshot_after
     }
 
     fn take_snapshot(&self, id: &str, w: &mut Warm<B>) -> Result<SnapshotRef, SessionError> {
         let packed = w.backend.snapshot()?;
+        self.store_snapshot(id, w, packed)
+    }
+
+    /// Stores `packed`, the workspace of `w` at its position, as a snapshot.
+    fn store_snapshot(
+        &self,
+        id: &str,
+        w: &mut Warm<B>,
+        packed: Packed,
+    ) -> Result<SnapshotRef, SessionError> {
         let s = SnapshotRef {
             seq: w.seq,
             key: w.key.clone(),
@@ -636,8 +657,7 @@ impl<B: Backend> Sessions<B> {
                     restored.unusable_snapshots.push(s.seq);
                     continue;
                 };
-                backend.materialize(Restore::Snapshot(&archive))?;
-                if backend.digest()? != s.workspace_digest {
+                if backend.materialize(Restore::Snapshot(&archive))? != s.workspace_digest {
                     restored.unusable_snapshots.push(s.seq);
                     continue;
                 }

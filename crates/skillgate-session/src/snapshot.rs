@@ -159,16 +159,45 @@ pub fn pack(root: &Path) -> std::io::Result<Packed> {
     })
 }
 
+/// A reader that hashes what passes through it.
+struct HashingRead<R> {
+    hash: Sha256,
+    inner: R,
+}
+
+impl<R: Read> Read for HashingRead<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hash.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
 /// Unpacks `archive` into the (empty) directory `root`. Modes are kept, owners and
 /// times are not; nothing is written outside `root`.
 pub fn unpack(archive: &[u8], root: &Path) -> std::io::Result<()> {
-    let mut a = tar::Archive::new(GzDecoder::new(archive));
+    unpack_digest(archive, root).map(drop)
+}
+
+/// Unpacks `archive` into the (empty) directory `root` as [`unpack`] does, and returns
+/// the digest of the tree the archive holds (the sha256 of the uncompressed archive,
+/// hashed while it is read): what [`digest`] gives for the restored tree, without
+/// walking it again.
+pub fn unpack_digest(archive: &[u8], root: &Path) -> std::io::Result<String> {
+    let mut a = tar::Archive::new(HashingRead {
+        hash: Sha256::new(),
+        inner: GzDecoder::new(archive),
+    });
     a.set_preserve_permissions(true);
     a.set_preserve_mtime(false);
     a.set_preserve_ownerships(false);
     a.set_unpack_xattrs(false);
     a.set_overwrite(true);
-    a.unpack(root)
+    a.unpack(root)?;
+    // The archive's end (its zero blocks and padding) is part of what the digest hashed.
+    let mut rest = a.into_inner();
+    std::io::copy(&mut rest, &mut std::io::sink())?;
+    Ok(hex::encode(rest.hash.finalize()))
 }
 
 /// The bytes of the regular file `path` in `archive` (at most `cap`), `None` when it
@@ -257,5 +286,25 @@ mod tests {
         assert!(read_file(&p.archive, "nope", 10).unwrap().is_none());
         assert!(read_file(&p.archive, "link", 10).is_err());
         assert!(read_file(&p.archive, "a.txt", 2).is_err());
+    }
+
+    #[test]
+    fn unpacking_gives_the_digest_of_the_tree_it_restored() {
+        let x = tempfile::tempdir().unwrap();
+        tree(x.path(), 0);
+        let p = pack(x.path()).unwrap();
+        let y = tempfile::tempdir().unwrap();
+        let got = unpack_digest(&p.archive, y.path()).unwrap();
+        assert_eq!(got, p.workspace_digest);
+        assert_eq!(got, digest(y.path()).unwrap());
+        // Another tree's archive gives that tree's digest, not the first one's.
+        std::fs::write(x.path().join("a.txt"), b"other").unwrap();
+        let q = pack(x.path()).unwrap();
+        let z = tempfile::tempdir().unwrap();
+        assert_eq!(
+            unpack_digest(&q.archive, z.path()).unwrap(),
+            q.workspace_digest
+        );
+        assert_ne!(q.workspace_digest, p.workspace_digest);
     }
 }

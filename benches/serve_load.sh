@@ -6,11 +6,13 @@
 # agent keys for the unloaded runs and AGENTS for the load, publishes the trivial skill
 # (examples/skills/analyze-rows, the README's main example) and then:
 #   1. unloaded: sequential runs on one keep-alive connection, timed by the client, next
-#      to the report's own `duration_ms` (the wall time through the pipeline, measured in
-#      the server around the engine's run): their difference is what the server adds
-#      (HTTP, authentication, body parsing, the registry lookup, the JSON answer);
-#      `duration_ms` is whole milliseconds rounded down, so the difference overstates it
-#      by up to 1 ms;
+#      to the answer's `Server-Timing` header (to the microsecond: `pipeline`, the wall
+#      time through the layers and the executor, measured in the server around the
+#      engine's run; `skill`, the skill's own run in the executor). Client time less
+#      `pipeline` is what the server adds (HTTP, authentication, admission, body parsing,
+#      the registry lookup, the JSON answer); client time less `skill` is everything
+#      skillgate adds to the skill's own run (the server, every layer, the sandbox's
+#      set-up and tear-down);
 #   2. `hey` (Debian's load generator; installed with apt-get when missing) at concurrency
 #      1, 8, 32 and 128 for DURATION each: throughput, p50 and p99 of the admitted (2xx)
 #      answers, the count of 429s (shed beyond the concurrency limit and its queue) and of
@@ -187,6 +189,14 @@ def one():
         raise SystemExit(f"run answered {resp.status}: {data[:300]!r}")
     ok_runs += 1
     report = json.loads(data)
+    timing = {}
+    for metric in (resp.getheader("Server-Timing") or "").split(","):
+        name, _, dur = metric.strip().partition(";dur=")
+        if dur:
+            timing[name] = float(dur)
+    if "pipeline" not in timing or "skill" not in timing:
+        raise SystemExit(f"no Server-Timing pipeline and skill in the answer: {resp.getheaders()}")
+    report["_timing"] = timing
     if report["status"] != "ok":
         raise SystemExit(f"run status {report['status']}: {data[:300]!r}")
     return ms, report
@@ -197,15 +207,19 @@ rss_start = rss_kib()
 # 1. Unloaded, sequential.
 seq = [one() for _ in range(200)]
 client = [ms for ms, _ in seq]
-pipeline = [r["duration_ms"] for _, r in seq]
+pipeline = [r["_timing"]["pipeline"] for _, r in seq]
+skill = [r["_timing"]["skill"] for _, r in seq]
 executor = [next(l["duration_us"] for l in r["layers"] if l["name"] == "executor") / 1000 for _, r in seq]
-added = [ms - r["duration_ms"] for ms, r in seq]
+added = [ms - r["_timing"]["pipeline"] for ms, r in seq]
+over_skill = [ms - r["_timing"]["skill"] for ms, r in seq]
 conn.close()
 unloaded_p99 = pct(client, 99)
 print(f"unloaded, sequential, 200 runs of analyze-rows:")
 print(f"  client p50 {pct(client, 50):.2f} ms, p99 {unloaded_p99:.2f} ms")
-print(f"  report duration_ms (pipeline, in the server) p50 {pct(pipeline, 50)} ms; executor layer p50 {pct(executor, 50):.2f} ms")
-print(f"  server's own addition (client time - duration_ms, per run) p50 {pct(added, 50):.2f} ms, p99 {pct(added, 99):.2f} ms")
+print(f"  Server-Timing: pipeline p50 {pct(pipeline, 50):.2f} ms, the skill's own run p50 {pct(skill, 50):.2f} ms; "
+      f"the executor's own set-up and tear-down (its layer timing) p50 {pct(executor, 50):.2f} ms")
+print(f"  server's own addition (client time - pipeline, per run) p50 {pct(added, 50):.2f} ms, p99 {pct(added, 99):.2f} ms")
+print(f"  all of skillgate over the skill's own run (client time - skill, per run) p50 {pct(over_skill, 50):.2f} ms, p99 {pct(over_skill, 99):.2f} ms")
 
 seen, _ = audit_since(0)
 if soak:

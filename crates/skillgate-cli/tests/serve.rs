@@ -231,6 +231,37 @@ fn publish_run_list_and_refuse_over_http() {
         "{report}"
     );
     let request_id = report["request_id"].as_str().unwrap().to_string();
+    // Where the time went, in the standard Server-Timing header, to the microsecond: the
+    // pipeline's time (the report's duration_ms is its whole milliseconds) and the
+    // skill's own run within it.
+    let (status, head, body) = server.exchange(
+        "POST",
+        "/v1/skills/count-items/runs",
+        Some(&analyst),
+        "application/json",
+        &serde_json::to_vec(&input).unwrap(),
+    );
+    assert_eq!(status, 200);
+    let timed: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    let timing = head
+        .lines()
+        .find_map(|l| l.strip_prefix("server-timing: "))
+        .unwrap_or_else(|| panic!("no server-timing header in {head}"));
+    let dur = |name: &str| -> f64 {
+        timing
+            .split(", ")
+            .find_map(|m| m.strip_prefix(&format!("{name};dur=")))
+            .unwrap_or_else(|| panic!("no {name} in {timing}"))
+            .parse()
+            .unwrap()
+    };
+    let (pipeline, skill) = (dur("pipeline"), dur("skill"));
+    assert!(skill > 0.0 && skill < pipeline, "{timing}");
+    let whole = timed["duration_ms"].as_u64().unwrap() as f64;
+    assert!(
+        pipeline >= whole && pipeline < whole + 1.001,
+        "{timing} against duration_ms {whole}"
+    );
     let (status, refused) = server.json("POST", "/v1/skills/count-items/runs", None, input.clone());
     assert_eq!(status, 401, "{refused}");
     assert_eq!(refused["error"]["code"], "unauthorized");

@@ -307,7 +307,7 @@ async fn run_skill(
     Path(name): Path<String>,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<RunAnswer>, ApiError> {
+) -> Result<RunAnswer, ApiError> {
     runs::require_agent(&principal)?;
     let body: SkillRunBody = json_body(&headers, body, &state.limits).await?;
     let st = state.clone();
@@ -338,7 +338,6 @@ async fn run_skill(
         id,
     )
     .await
-    .map(Json)
 }
 
 /// Rebuilds the engine when the registry holds versions its gate does not record yet
@@ -356,7 +355,7 @@ async fn run_script(
     Extension(ReqId(id)): Extension<ReqId>,
     headers: HeaderMap,
     body: Body,
-) -> Result<Json<RunAnswer>, ApiError> {
+) -> Result<RunAnswer, ApiError> {
     runs::require_agent(&principal)?;
     let body: ScriptRunBody = json_body(&headers, body, &state.limits).await?;
     let skill = runs::script(runs::language(&body.language)?, body.code)?;
@@ -369,5 +368,4 @@ async fn run_script(
         id,
     )
     .await
-    .map(Json)
 }

@@ -38,7 +38,8 @@ fn empty_object() -> serde_json::Value {
     serde_json::json!({})
 }
 
-/// The answer of a run: the report, with the request id.
+/// The answer of a run: the report, with the request id. As a response it is the JSON
+/// body with a `Server-Timing` header (see [`RunTiming`]).
 #[derive(Debug, Serialize)]
 pub struct RunAnswer {
     /// The request id (in the log, the `x-request-id` header and the audit record too).
@@ -46,6 +47,55 @@ pub struct RunAnswer {
     /// The report, as `skillgate run --format json` prints it.
     #[serde(flatten)]
     pub report: Report,
+    /// Where the time went, for the `Server-Timing` header (not in the body).
+    #[serde(skip)]
+    pub timing: RunTiming,
+}
+
+/// Where a run's time went, to the microsecond (the report's `duration_ms` is whole
+/// milliseconds), sent as the standard `Server-Timing` header:
+/// `pipeline;dur=58.214, skill;dur=54.907` (milliseconds). `pipeline` is the request
+/// through every layer and the executor; `skill` the skill's own run in the executor
+/// (its process tree's wall time). What a client measures beyond `pipeline` is the
+/// server's own part: HTTP, authentication, admission, the registry.
+///
+/// ```
+/// use std::time::Duration;
+/// let t = skillgate_server::runs::RunTiming {
+///     pipeline: Duration::from_micros(58_214),
+///     skill: Duration::from_micros(54_907),
+/// };
+/// assert_eq!(t.header(), "pipeline;dur=58.214, skill;dur=54.907");
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunTiming {
+    /// The request through the pipeline.
+    pub pipeline: std::time::Duration,
+    /// The skill's own wall time in the executor.
+    pub skill: std::time::Duration,
+}
+
+impl RunTiming {
+    /// The `Server-Timing` header's value.
+    pub fn header(&self) -> String {
+        let ms = |d: std::time::Duration| d.as_micros() as f64 / 1000.0;
+        format!(
+            "pipeline;dur={:.3}, skill;dur={:.3}",
+            ms(self.pipeline),
+            ms(self.skill)
+        )
+    }
+}
+
+impl axum::response::IntoResponse for RunAnswer {
+    fn into_response(self) -> axum::response::Response {
+        let timing = self.timing.header();
+        let mut response = axum::Json(self).into_response();
+        if let Ok(value) = http::HeaderValue::from_str(&timing) {
+            response.headers_mut().insert("server-timing", value);
+        }
+        response
+    }
 }
 
 /// Only an agent key runs.
@@ -116,7 +166,8 @@ pub async fn run(
         .run(req)
         .await
         .map_err(|e| ApiError::internal(format!("execution failed: {e}")))?;
-    let report = Report::new(&outcome, started.elapsed());
+    let pipeline = started.elapsed();
+    let report = Report::new(&outcome, pipeline);
     tracing::info!(
         request_id = %id,
         agent = %principal.caller.agent_id,
@@ -128,5 +179,9 @@ pub async fn run(
     Ok(RunAnswer {
         request_id: id.to_string(),
         report,
+        timing: RunTiming {
+            pipeline,
+            skill: outcome.usage.wall,
+        },
     })
 }

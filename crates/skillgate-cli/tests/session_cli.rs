@@ -39,29 +39,13 @@ impl Ctx {
     /// The example config with the default policies plus one that grants `run_command`
     /// (shell steps) to the analysts, for their own steps.
     fn with_shell_grant() -> Ctx {
-        let ctx = Ctx::with_config(|text| {
-            let edited = text.replacen("[policy]\n", "[policy]\npolicies = \"policies\"\n", 1);
-            assert_ne!(
-                edited, text,
-                "examples/skillgate.toml has a [policy] section"
-            );
-            edited
-        });
-        let dir = ctx._dir.path().join("policies");
-        std::fs::create_dir(&dir).unwrap();
-        std::fs::copy(
-            common::repo().join("rules/policies/visibility.cedar"),
-            dir.join("visibility.cedar"),
-        )
-        .unwrap();
-        std::fs::write(
-            dir.join("shell.cedar"),
-            "@id(\"analysts-shell-steps\")\n\
-             permit (principal in AgentGroup::\"analysts\", action == Action::\"run_command\", resource)\n\
-             when { resource has agent && resource.agent == principal };\n",
-        )
-        .unwrap();
-        ctx
+        let dir = tempfile::tempdir().unwrap();
+        let config = common::example_config_with_shell_grant(dir.path());
+        Ctx {
+            config,
+            state: dir.path().join("state"),
+            _dir: dir,
+        }
     }
 
     /// `exec ID --sh CMD --format json`: whether it exited 0, and its JSON.

@@ -1791,6 +1791,98 @@ fn sessions_are_mcp_tools_with_the_same_owner() {
     assert_eq!(log["events"].as_array().unwrap().len(), 2, "{log}");
 }
 
+/// The rule ids of a step report's findings.
+fn rule_ids(r: &serde_json::Value) -> Vec<&str> {
+    r["report"]["findings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no findings: {r}"))
+        .iter()
+        .filter_map(|f| f["rule_id"].as_str())
+        .collect()
+}
+
+#[test]
+fn a_shell_step_over_http_writes_a_file_the_session_downloads() {
+    let s = SessionServer::with_shell_grant(&[]);
+    let id = s.new_session(&s.analyst);
+    let (status, e) = s.upload(&s.analyst, &id, "data.csv", b"d,4\nb,2\ne,5\na,1\nc,3\n");
+    assert_eq!(status, 201, "{e}");
+    let sort = serde_json::json!({"sh": "sort data.csv | head -n 2 > top.csv"});
+    let (status, r) = s.step_body(&s.analyst, &id, sort.clone());
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["report"]["status"], "ok", "{r}");
+    assert_eq!(r["report"]["exit_code"], 0, "{r}");
+    assert_eq!(r["seq"], 2, "{r}");
+    let (status, bytes) = s.server.call(
+        "GET",
+        &format!("/v1/sessions/{id}/files/top.csv"),
+        Some(&s.analyst),
+        "application/json",
+        b"",
+    );
+    assert_eq!((status, bytes.as_slice()), (200, b"a,1\nb,2\n".as_slice()));
+
+    // A command off the shell allow-list is blocked before it runs, with a finding
+    // naming the rule; nothing is recorded and the workspace is untouched.
+    for (cmd, rule) in [
+        (
+            "curl -s http://127.0.0.1:9/ > top.csv",
+            "sh.command.network",
+        ),
+        ("eval 'rm top.csv'", "sh.command.eval"),
+    ] {
+        let (status, r) = s.step_body(&s.analyst, &id, serde_json::json!({"sh": cmd}));
+        assert_eq!(status, 200, "{cmd}: {r}");
+        assert_eq!(r["report"]["status"], "blocked", "{cmd}: {r}");
+        assert!(rule_ids(&r).contains(&rule), "{cmd}: wanted {rule}: {r}");
+        assert!(r["seq"].is_null(), "{cmd}: {r}");
+    }
+    assert_eq!(s.log_len(&s.analyst, &id), 2);
+    let (_, bytes) = s.server.call(
+        "GET",
+        &format!("/v1/sessions/{id}/files/top.csv"),
+        Some(&s.analyst),
+        "application/json",
+        b"",
+    );
+    assert_eq!(bytes, b"a,1\nb,2\n");
+
+    // `sh` with a script is a 400 naming both forms.
+    let (status, e) = s.step_body(
+        &s.analyst,
+        &id,
+        serde_json::json!({"sh": "ls", "language": "python", "code": "print(1)"}),
+    );
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (400, Some("bad_step")),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_shell_step_over_http_is_denied_under_the_default_policy() {
+    let s = SessionServer::start(&[]);
+    let id = s.new_session(&s.analyst);
+    let (status, e) = s.upload(&s.analyst, &id, "data.csv", b"b,2\na,1\n");
+    assert_eq!(status, 201, "{e}");
+    let (status, r) = s.step_body(
+        &s.analyst,
+        &id,
+        serde_json::json!({"sh": "sort data.csv | head -n 2 > top.csv"}),
+    );
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["report"]["status"], "denied", "{r}");
+    assert!(r.to_string().contains("run_command"), "{r}");
+    assert!(r["seq"].is_null(), "{r}");
+    assert_eq!(s.log_len(&s.analyst, &id), 1, "only the upload is recorded");
+    let (status, _) = s.server.get(
+        &format!("/v1/sessions/{id}/files/top.csv"),
+        Some(&s.analyst),
+    );
+    assert_eq!(status, 404);
+}
+
 /// The MCP text content of a tool result, joined.
 fn texts(result: &serde_json::Value) -> String {
     result["content"]

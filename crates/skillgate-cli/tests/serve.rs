@@ -1883,6 +1883,65 @@ fn a_shell_step_over_http_is_denied_under_the_default_policy() {
     assert_eq!(status, 404);
 }
 
+/// The example config with `[sessions] env_allow` set to `list` (TOML), in `dir`.
+fn env_allow_config(dir: &Path, list: &str) -> PathBuf {
+    common::example_config(dir, |text| {
+        let start = text
+            .find("env_allow = [")
+            .expect("the example sets env_allow");
+        let end = start + text[start..].find(']').unwrap() + 1;
+        format!("{}env_allow = {list}{}", &text[..start], &text[end..])
+    })
+}
+
+#[test]
+fn the_configured_step_allow_list_holds_over_http_and_a_bad_one_stops_serve() {
+    let s = SessionServer::on(|dir| env_allow_config(dir, r#"["REPORT_TITLE"]"#), &[]);
+    let id = s.new_session(&s.analyst);
+    let code = "import os\nprint(os.environ.get('REPORT_TITLE'))";
+    let (status, r) = s.step_body(
+        &s.analyst,
+        &id,
+        serde_json::json!({"language": "python", "code": code, "env": {"REPORT_TITLE": "Q3"}}),
+    );
+    assert_eq!(
+        (status, r["report"]["status"].as_str()),
+        (200, Some("ok")),
+        "{r}"
+    );
+    assert_eq!(r["report"]["stdout"].as_str().unwrap().trim(), "Q3", "{r}");
+    let (status, e) = s.step_body(
+        &s.analyst,
+        &id,
+        serde_json::json!({"language": "python", "code": code, "env": {"TZ": "UTC"}}),
+    );
+    assert_eq!(status, 400, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`TZ` is not on the step allow-list"),
+        "{e}"
+    );
+    assert_eq!(s.log_len(&s.analyst, &id), 1);
+
+    let tmp = tempfile::tempdir().unwrap();
+    let config = env_allow_config(tmp.path(), r#"["LD_PRELOAD"]"#);
+    let out = Command::new(bin())
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .arg("--state-dir")
+        .arg(tmp.path().join("state"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("`[sessions] env_allow`") && stderr.contains("`LD_PRELOAD`"),
+        "{stderr}"
+    );
+}
+
 /// The MCP text content of a tool result, joined.
 fn texts(result: &serde_json::Value) -> String {
     result["content"]

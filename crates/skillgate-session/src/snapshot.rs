@@ -159,11 +159,13 @@ pub fn pack(root: &Path) -> std::io::Result<Packed> {
     })
 }
 
-/// Unpacks `archive` into the (empty) directory `root`. Modes are kept, owners and
-/// times are not; nothing is written outside `root`.
+/// Unpacks `archive` into the (empty) directory `root`. Permission bits are kept
+/// (never set-id or sticky bits, whatever the archive says), owners and times are not;
+/// nothing is written outside `root`.
 pub fn unpack(archive: &[u8], root: &Path) -> std::io::Result<()> {
     let mut a = tar::Archive::new(GzDecoder::new(archive));
-    a.set_preserve_permissions(true);
+    // `false`: the mode is masked with 0o777.
+    a.set_preserve_permissions(false);
     a.set_preserve_mtime(false);
     a.set_preserve_ownerships(false);
     a.set_unpack_xattrs(false);

@@ -1463,8 +1463,19 @@ struct SessionServer {
 
 impl SessionServer {
     fn start(extra: &[&str]) -> SessionServer {
+        SessionServer::on(|dir| common::example_config(dir, |t| t), extra)
+    }
+
+    /// On the example config plus a policy granting `run_command` (shell steps) to the
+    /// analysts.
+    fn with_shell_grant(extra: &[&str]) -> SessionServer {
+        SessionServer::on(common::example_config_with_shell_grant, extra)
+    }
+
+    /// On the config `config` writes into a folder of its own.
+    fn on(config: impl FnOnce(&Path) -> PathBuf, extra: &[&str]) -> SessionServer {
         let tmp = tempfile::tempdir().unwrap();
-        let config = common::example_config(tmp.path(), |t| t);
+        let config = config(tmp.path());
         let state = tmp.path().join("state");
         let agent = |id: &str| create_key(&config, &state, &["--agent", id, "--tenant", "acme"]);
         let (analyst, other, no_code) = (
@@ -1496,12 +1507,24 @@ impl SessionServer {
     }
 
     fn step(&self, key: &str, id: &str, code: &str) -> (u16, serde_json::Value) {
-        self.server.json(
-            "POST",
-            &format!("/v1/sessions/{id}/steps"),
-            Some(key),
+        self.step_body(
+            key,
+            id,
             serde_json::json!({"language": "python", "code": code}),
         )
+    }
+
+    fn step_body(&self, key: &str, id: &str, body: serde_json::Value) -> (u16, serde_json::Value) {
+        self.server
+            .json("POST", &format!("/v1/sessions/{id}/steps"), Some(key), body)
+    }
+
+    fn log_len(&self, key: &str, id: &str) -> usize {
+        let (status, log) = self
+            .server
+            .get(&format!("/v1/sessions/{id}/log"), Some(key));
+        assert_eq!(status, 200, "{log}");
+        log["events"].as_array().unwrap().len()
     }
 
     fn upload(&self, key: &str, id: &str, path: &str, bytes: &[u8]) -> (u16, serde_json::Value) {
@@ -1797,6 +1820,253 @@ fn sessions_are_mcp_tools_with_the_same_owner() {
         .server
         .get(&format!("/v1/sessions/{id}/log"), Some(&s.analyst));
     assert_eq!(log["events"].as_array().unwrap().len(), 2, "{log}");
+}
+
+/// The rule ids of a step report's findings.
+fn rule_ids(r: &serde_json::Value) -> Vec<&str> {
+    r["report"]["findings"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no findings: {r}"))
+        .iter()
+        .filter_map(|f| f["rule_id"].as_str())
+        .collect()
+}
+
+#[test]
+fn a_shell_step_over_http_writes_a_file_the_session_downloads() {
+    let s = SessionServer::with_shell_grant(&[]);
+    let id = s.new_session(&s.analyst);
+    let (status, e) = s.upload(&s.analyst, &id, "data.csv", b"d,4\nb,2\ne,5\na,1\nc,3\n");
+    assert_eq!(status, 201, "{e}");
+    let sort = serde_json::json!({"sh": "sort data.csv | head -n 2 > top.csv"});
+    let (status, r) = s.step_body(&s.analyst, &id, sort.clone());
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["report"]["status"], "ok", "{r}");
+    assert_eq!(r["report"]["exit_code"], 0, "{r}");
+    assert_eq!(r["seq"], 2, "{r}");
+    let (status, bytes) = s.server.call(
+        "GET",
+        &format!("/v1/sessions/{id}/files/top.csv"),
+        Some(&s.analyst),
+        "application/json",
+        b"",
+    );
+    assert_eq!((status, bytes.as_slice()), (200, b"a,1\nb,2\n".as_slice()));
+
+    // A command off the shell allow-list is blocked before it runs, with a finding
+    // naming the rule; nothing is recorded and the workspace is untouched.
+    for (cmd, rule) in [
+        (
+            "curl -s http://127.0.0.1:9/ > top.csv",
+            "sh.command.network",
+        ),
+        ("eval 'rm top.csv'", "sh.command.eval"),
+    ] {
+        let (status, r) = s.step_body(&s.analyst, &id, serde_json::json!({"sh": cmd}));
+        assert_eq!(status, 200, "{cmd}: {r}");
+        assert_eq!(r["report"]["status"], "blocked", "{cmd}: {r}");
+        assert!(rule_ids(&r).contains(&rule), "{cmd}: wanted {rule}: {r}");
+        assert!(r["seq"].is_null(), "{cmd}: {r}");
+    }
+    assert_eq!(s.log_len(&s.analyst, &id), 2);
+    let (_, bytes) = s.server.call(
+        "GET",
+        &format!("/v1/sessions/{id}/files/top.csv"),
+        Some(&s.analyst),
+        "application/json",
+        b"",
+    );
+    assert_eq!(bytes, b"a,1\nb,2\n");
+
+    // `sh` with a script is a 400 naming both forms.
+    let (status, e) = s.step_body(
+        &s.analyst,
+        &id,
+        serde_json::json!({"sh": "ls", "language": "python", "code": "print(1)"}),
+    );
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (400, Some("bad_step")),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_shell_step_over_http_is_denied_under_the_default_policy() {
+    let s = SessionServer::start(&[]);
+    let id = s.new_session(&s.analyst);
+    let (status, e) = s.upload(&s.analyst, &id, "data.csv", b"b,2\na,1\n");
+    assert_eq!(status, 201, "{e}");
+    let (status, r) = s.step_body(
+        &s.analyst,
+        &id,
+        serde_json::json!({"sh": "sort data.csv | head -n 2 > top.csv"}),
+    );
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["report"]["status"], "denied", "{r}");
+    assert!(r.to_string().contains("run_command"), "{r}");
+    assert!(r["seq"].is_null(), "{r}");
+    assert_eq!(s.log_len(&s.analyst, &id), 1, "only the upload is recorded");
+    let (status, _) = s.server.get(
+        &format!("/v1/sessions/{id}/files/top.csv"),
+        Some(&s.analyst),
+    );
+    assert_eq!(status, 404);
+}
+
+/// The example config with `[sessions] env_allow` set to `list` (TOML), in `dir`.
+fn env_allow_config(dir: &Path, list: &str) -> PathBuf {
+    common::example_config(dir, |text| {
+        let start = text
+            .find("env_allow = [")
+            .expect("the example sets env_allow");
+        let end = start + text[start..].find(']').unwrap() + 1;
+        format!("{}env_allow = {list}{}", &text[..start], &text[end..])
+    })
+}
+
+#[test]
+fn the_configured_step_allow_list_holds_over_http_and_a_bad_one_stops_serve() {
+    let s = SessionServer::on(|dir| env_allow_config(dir, r#"["REPORT_TITLE"]"#), &[]);
+    let id = s.new_session(&s.analyst);
+    let code = "import os\nprint(os.environ.get('REPORT_TITLE'))";
+    let (status, r) = s.step_body(
+        &s.analyst,
+        &id,
+        serde_json::json!({"language": "python", "code": code, "env": {"REPORT_TITLE": "Q3"}}),
+    );
+    assert_eq!(
+        (status, r["report"]["status"].as_str()),
+        (200, Some("ok")),
+        "{r}"
+    );
+    assert_eq!(r["report"]["stdout"].as_str().unwrap().trim(), "Q3", "{r}");
+    let (status, e) = s.step_body(
+        &s.analyst,
+        &id,
+        serde_json::json!({"language": "python", "code": code, "env": {"TZ": "UTC"}}),
+    );
+    assert_eq!(status, 400, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("`TZ` is not on the step allow-list"),
+        "{e}"
+    );
+    assert_eq!(s.log_len(&s.analyst, &id), 1);
+
+    let tmp = tempfile::tempdir().unwrap();
+    let config = env_allow_config(tmp.path(), r#"["LD_PRELOAD"]"#);
+    let out = Command::new(bin())
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(&config)
+        .arg("--state-dir")
+        .arg(tmp.path().join("state"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("`[sessions] env_allow`") && stderr.contains("`LD_PRELOAD`"),
+        "{stderr}"
+    );
+}
+
+/// The MCP text content of a tool result, joined.
+fn texts(result: &serde_json::Value) -> String {
+    result["content"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no content: {result:#}"))
+        .iter()
+        .filter_map(|c| c["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn session_exec_over_mcp_takes_a_shell_step_where_run_command_is_granted() {
+    let s = SessionServer::with_shell_grant(&[]);
+    let id = s.new_session(&s.analyst);
+    let steps = serde_json::json!([
+        {"op": "list"},
+        {"op": "call", "name": "session_upload", "arguments": {"session": id, "path": "data.csv", "text": "b,2\nc,3\na,1\n"}},
+        {"op": "call", "name": "session_exec", "arguments": {"session": id, "sh": "sort data.csv | head -n 2"}},
+        {"op": "call", "name": "session_exec", "arguments": {"session": id, "sh": "ls", "code": "print(1)", "language": "python"}},
+        {"op": "call", "name": "session_exec", "arguments": {"session": id, "sh": "ls", "code": "print(1)"}},
+        {"op": "call", "name": "session_exec", "arguments": {"session": id}},
+    ]);
+    let a = mcp_client(&s.server, &s.analyst, steps);
+    // tools/list says a step is a script or a shell command line, exactly one of them.
+    let exec = a[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "session_exec")
+        .unwrap();
+    let schema = &exec["inputSchema"];
+    assert_eq!(schema["properties"]["sh"]["type"], "string", "{schema:#}");
+    assert_eq!(
+        schema["required"],
+        serde_json::json!(["session"]),
+        "{schema:#}"
+    );
+    let one_of = schema["oneOf"].as_array().unwrap();
+    assert_eq!(
+        one_of[0]["required"],
+        serde_json::json!(["language", "code"])
+    );
+    assert_eq!(one_of[1]["required"], serde_json::json!(["sh"]));
+    assert!(
+        exec["description"]
+            .as_str()
+            .unwrap()
+            .contains("run_command")
+    );
+
+    assert_eq!(a[1]["result"]["isError"], false, "{:#}", a[1]);
+    let ran = &a[2]["result"];
+    assert_eq!(ran["isError"], false, "{ran:#}");
+    assert!(texts(ran).starts_with("a,1\nb,2\n"), "{ran:#}");
+    assert!(texts(ran).contains("recorded as event 2"), "{ran:#}");
+    // `sh` with a script: a clear error, nothing recorded.
+    for bad in &a.as_array().unwrap()[3..6] {
+        let r = &bad["result"];
+        assert_eq!(r["isError"], true, "{r:#}");
+        assert!(
+            texts(r).contains("either `language` and `code`") && texts(r).contains("`sh`"),
+            "{r:#}"
+        );
+    }
+    assert_eq!(s.log_len(&s.analyst, &id), 2);
+    let log = s
+        .server
+        .get(&format!("/v1/sessions/{id}/log"), Some(&s.analyst))
+        .1;
+    assert_eq!(log["events"][1]["kind"]["language"], "shell", "{log}");
+}
+
+#[test]
+fn session_exec_over_mcp_denies_a_shell_step_under_the_default_policy() {
+    let s = SessionServer::start(&[]);
+    let id = s.new_session(&s.analyst);
+    let steps = serde_json::json!([
+        {"op": "call", "name": "session_exec", "arguments": {"session": id, "sh": "ls"}},
+    ]);
+    let a = mcp_client(&s.server, &s.analyst, steps);
+    let r = &a[0]["result"];
+    assert_eq!(r["isError"], true, "{r:#}");
+    let report = r["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find_map(|c| c["resource"]["text"].as_str())
+        .unwrap_or_else(|| panic!("no report: {r:#}"));
+    let report: serde_json::Value = serde_json::from_str(report).unwrap();
+    assert_eq!(report["status"], "denied", "{report}");
+    assert!(texts(r).contains("`run_command`"), "{r:#}");
+    assert!(texts(r).contains("nothing recorded"), "{r:#}");
+    assert_eq!(s.log_len(&s.analyst, &id), 0);
 }
 
 /// With `[store] url`, sessions live in PostgreSQL: two replicas serve one session (made

@@ -39,29 +39,13 @@ impl Ctx {
     /// The example config with the default policies plus one that grants `run_command`
     /// (shell steps) to the analysts, for their own steps.
     fn with_shell_grant() -> Ctx {
-        let ctx = Ctx::with_config(|text| {
-            let edited = text.replacen("[policy]\n", "[policy]\npolicies = \"policies\"\n", 1);
-            assert_ne!(
-                edited, text,
-                "examples/skillgate.toml has a [policy] section"
-            );
-            edited
-        });
-        let dir = ctx._dir.path().join("policies");
-        std::fs::create_dir(&dir).unwrap();
-        std::fs::copy(
-            common::repo().join("rules/policies/visibility.cedar"),
-            dir.join("visibility.cedar"),
-        )
-        .unwrap();
-        std::fs::write(
-            dir.join("shell.cedar"),
-            "@id(\"analysts-shell-steps\")\n\
-             permit (principal in AgentGroup::\"analysts\", action == Action::\"run_command\", resource)\n\
-             when { resource has agent && resource.agent == principal };\n",
-        )
-        .unwrap();
-        ctx
+        let dir = tempfile::tempdir().unwrap();
+        let config = common::example_config_with_shell_grant(dir.path());
+        Ctx {
+            config,
+            state: dir.path().join("state"),
+            _dir: dir,
+        }
     }
 
     /// `exec ID --sh CMD --format json`: whether it exited 0, and its JSON.
@@ -475,6 +459,79 @@ fn a_step_sees_allow_listed_variables_it_asks_for_and_nothing_else() {
     let replay: serde_json::Value =
         serde_json::from_str(&ctx.ok(&["replay", &id, "--cold", "--format", "json"])).unwrap();
     assert!(replay["restored"]["divergence"].is_null(), "{replay}");
+}
+
+/// The example config with `[sessions] env_allow` set to `list` (TOML).
+fn with_env_allow(list: &str) -> Ctx {
+    Ctx::with_config(|text| {
+        let start = text
+            .find("env_allow = [")
+            .expect("the example sets env_allow");
+        let end = start + text[start..].find(']').unwrap() + 1;
+        format!("{}env_allow = {list}{}", &text[..start], &text[end..])
+    })
+}
+
+#[test]
+fn the_configured_allow_list_lets_a_step_see_an_extra_variable_and_refuses_the_rest() {
+    let ctx = with_env_allow(r#"["TZ", "REPORT_TITLE"]"#);
+    let id = ctx.ok(&["new"]).trim().to_string();
+    let show = ctx.script(
+        "env.py",
+        "import json, os\nprint(json.dumps({n: os.environ.get(n) for n in ['REPORT_TITLE', 'TZ']}))\n",
+    );
+    let exec = |var: &str| {
+        ctx.cmd(&[
+            "exec", &id, "--code", &show, "--lang", "python", "--env", var, "--format", "json",
+        ])
+        .output()
+        .unwrap()
+    };
+    let out = exec("REPORT_TITLE=Q3 sales");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let seen: serde_json::Value =
+        serde_json::from_str(r["report"]["stdout"].as_str().unwrap()).unwrap();
+    assert_eq!(seen["REPORT_TITLE"], "Q3 sales", "{seen}");
+    // The list replaces the default one: LC_ALL is no longer on it.
+    let out = exec("LC_ALL=C");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("`LC_ALL` is not on the step allow-list (TZ, REPORT_TITLE)"),
+        "{stderr}"
+    );
+    assert_eq!(ctx.log(&id).len(), 1);
+}
+
+#[test]
+fn a_bad_env_allow_entry_is_a_config_error_naming_the_key() {
+    for (list, name) in [
+        (r#"["TZ", ""]"#, "``"),
+        (r#"["A=B"]"#, "`A=B`"),
+        (r#"["PATH"]"#, "`PATH`"),
+        (r#"["LD_PRELOAD"]"#, "`LD_PRELOAD`"),
+        (r#"["PYTHONSTARTUP"]"#, "`PYTHONSTARTUP`"),
+    ] {
+        let ctx = with_env_allow(list);
+        let out = ctx.cmd(&["new"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{list}: {stderr}");
+        assert!(
+            stderr.contains("invalid config: `[sessions] env_allow`") && stderr.contains(name),
+            "{list}: {stderr}"
+        );
+    }
+    // An unknown key of [sessions] is refused, naming it.
+    let ctx = Ctx::with_config(|text| text.replace("env_allow = [", "env_alow = ["));
+    let out = ctx.cmd(&["new"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("env_alow"), "{stderr}");
 }
 
 // Issue 17: shell steps (`exec --sh`).

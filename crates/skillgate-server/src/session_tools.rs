@@ -41,25 +41,41 @@ fn session_arg() -> serde_json::Value {
 }
 
 fn tool(name: &'static str) -> Tool {
+    // A step is a script (`language` and `code`) or a shell command line (`sh`), exactly one
+    // of them: `StepBody::spec` decides, the schema says so.
+    let mut one_of = None;
     let (description, properties, required): (&str, serde_json::Value, &[&str]) = match name {
         "session_new" => (
             "Create a session: a workspace kept between steps (files persist). Returns its id.",
             serde_json::json!({}),
             &[],
         ),
-        "session_exec" => (
-            "Run a step (a Python or JavaScript script reading JSON on stdin) in the session's \
-             workspace, through skillgate's sandbox and checks; its file changes persist.",
-            serde_json::json!({
-                "session": session_arg(),
-                "language": {"type": "string", "enum": ["python", "javascript"]},
-                "code": {"type": "string"},
-                "input": {"description": "The JSON the step reads on stdin (default {})."},
-                "cwd": {"type": "string", "description": "The working directory, relative to the workspace."},
-                "replayable": {"type": "boolean", "description": "false when the step's outcome cannot be repeated (network, clock)."}
-            }),
-            &["session", "language", "code"],
-        ),
+        "session_exec" => {
+            one_of = Some(serde_json::json!([
+                {"required": ["language", "code"], "not": {"required": ["sh"]}},
+                {"required": ["sh"], "not": {"anyOf": [
+                    {"required": ["language"]}, {"required": ["code"]}, {"required": ["runtime"]}
+                ]}}
+            ]));
+            (
+                "Run a step in the session's workspace, through skillgate's sandbox and checks; \
+                 its file changes persist. A step is either a script (`language` and `code`, \
+                 reading JSON on stdin) or a shell command line (`sh`, run by /bin/sh, only \
+                 where the policy grants the `run_command` action), never both.",
+                serde_json::json!({
+                    "session": session_arg(),
+                    "language": {"type": "string", "enum": ["python", "javascript"], "description": "The script's language (with `code`)."},
+                    "code": {"type": "string", "description": "The script (with `language`)."},
+                    "sh": {"type": "string", "description": "A shell command line instead of `language` and `code` (pipes and redirections allowed; pre-scanned against the shell command allow-list)."},
+                    "input": {"description": "The JSON the step reads on stdin (default {})."},
+                    "cwd": {"type": "string", "description": "The working directory, relative to the workspace."},
+                    "replayable": {"type": "boolean", "description": "false when the step's outcome cannot be repeated (network, clock)."},
+                    "runtime": {"type": "string", "description": "The named runtime a script runs on (python-data, say; not with `sh`)."},
+                    "env": {"type": "object", "additionalProperties": {"type": "string"}, "description": "Environment variables for the step, each on the server's allow-list."}
+                }),
+                &["session"],
+            )
+        }
         "session_upload" => (
             "Write a file into the session's workspace (text, or base64 for bytes).",
             serde_json::json!({
@@ -90,16 +106,16 @@ fn tool(name: &'static str) -> Tool {
             &["session"],
         ),
     };
-    Tool::new(
-        name,
-        description,
-        schema(serde_json::json!({
-            "type": "object",
-            "properties": properties,
-            "required": required,
-            "additionalProperties": false,
-        })),
-    )
+    let mut input = serde_json::json!({
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": false,
+    });
+    if let Some(one_of) = one_of {
+        input["oneOf"] = one_of;
+    }
+    Tool::new(name, description, schema(input))
 }
 
 #[derive(Deserialize)]
@@ -193,6 +209,7 @@ impl SessionTools {
                 )?;
                 let step: StepBody = args(name, arguments)?;
                 let spec = step.spec()?;
+                let shell = spec.language == skillgate::Language::Shell;
                 let _slot = self.slot().await?;
                 let (r, report) = run_step(state, owner, a.session.clone(), spec).await?;
                 let run = format!(
@@ -206,6 +223,15 @@ impl SessionTools {
                     &r.outcome,
                     std::time::Duration::from_millis(report.duration_ms),
                 );
+                if shell && r.outcome.status == skillgate::Status::Denied {
+                    // The report leaves out the policy's findings (they name policies);
+                    // the action a shell step needs is no secret, and the model needs it.
+                    result.content.push(ContentBlock::text(
+                        "A shell step (`sh`) is authorised as the Cedar action `run_command`, \
+                         which no default policy grants: an administrator must grant it to \
+                         this agent, or run the step as a script (`language` and `code`).",
+                    ));
+                }
                 result.content.push(ContentBlock::text(match &r.event {
                     Some(e) => format!("session {}: recorded as event {}", a.session, e.seq),
                     None => format!(

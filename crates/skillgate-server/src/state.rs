@@ -172,8 +172,10 @@ impl ServerState {
         };
         let log = skillgate_session::open_store(&engine.config().store, &dir)
             .map_err(|e| format!("cannot open the session store: {e}"))?;
+        let session_settings = skillgate_session::Settings::from_config(engine.config())
+            .map_err(|e| format!("invalid config: {e}"))?;
         let engine = Arc::new(ArcSwap::from_pointee(engine));
-        let sessions = crate::sessions::native(log, &engine, Default::default());
+        let sessions = crate::sessions::native(log, &engine, session_settings);
         Ok(ServerState {
             engine,
             settings,
@@ -194,7 +196,8 @@ impl ServerState {
         })
     }
 
-    /// Sets how sessions behave (the lock wait, the upload and download caps, ...).
+    /// Sets how sessions behave (the lock wait, the upload and download caps, ...);
+    /// [`Self::sessions`]`().settings()` are the ones the configuration gave.
     pub fn with_session_settings(mut self, settings: skillgate_session::Settings) -> ServerState {
         let log = self.sessions.store().clone();
         self.sessions = crate::sessions::native(log, &self.engine, settings);

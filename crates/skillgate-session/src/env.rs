@@ -66,6 +66,83 @@ pub fn default_allow() -> Vec<String> {
     DEFAULT_ALLOW.iter().map(|s| s.to_string()).collect()
 }
 
+/// The names the sandbox sets itself: a step never replaces them.
+const SANDBOX_OWNS: &[&str] = &["PATH", "LANG", "HOME", "TMPDIR"];
+
+/// Prefixes of names that load code, move an interpreter or change how a shell reads a
+/// command line (the dynamic loader, glibc's module and locale loading, the
+/// interpreters' start-up hooks, `BASH_ENV`); [`LOADER_EXCEPTIONS`] are the harmless
+/// ones among them.
+const LOADERS: &[&str] = &[
+    "LD_",
+    "GCONV_PATH",
+    "GLIBC_TUNABLES",
+    "MALLOC_",
+    "LOCPATH",
+    "NLSPATH",
+    "PYTHON",
+    "NODE_",
+    "NPM_",
+    "BASH_",
+    "PERL",
+    "RUBY",
+    "JAVA_TOOL_OPTIONS",
+    "MPLBACKEND",
+    "OPENSSL_",
+];
+
+/// Names of the [`LOADERS`] families that only fix an output (Python's hash seed).
+const LOADER_EXCEPTIONS: &[&str] = &["PYTHONHASHSEED"];
+
+/// Names a shell reads to decide how it runs a command line.
+const SHELL_OWNS: &[&str] = &["ENV", "IFS", "PS4", "SHELLOPTS", "CDPATH"];
+
+/// Checks that `name` may be put on a step allow-list: a valid variable name
+/// (`[A-Za-z_][A-Za-z0-9_]*`), not one the sandbox sets (`PATH`, `LANG`, `HOME`,
+/// `TMPDIR`, `SKILLGATE_*`) and not one that loads code or changes how an interpreter or
+/// the shell starts (`LD_*`, `PYTHON*` but `PYTHONHASHSEED`, `NODE_*`, `BASH_*`, `IFS`,
+/// ...). Every name of [`DEFAULT_ALLOW`] passes. `Err` says why not.
+pub fn check_allowed_name(name: &str) -> Result<(), String> {
+    let valid = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid {
+        return Err(format!(
+            "`{}` is not an environment variable name (letters, digits and `_`, not \
+             starting with a digit)",
+            name.escape_debug()
+        ));
+    }
+    if SANDBOX_OWNS.contains(&name) || name.starts_with("SKILLGATE_") {
+        return Err(format!(
+            "`{name}` is set by the sandbox; a step cannot set it"
+        ));
+    }
+    let loader = LOADERS.iter().any(|p| name.starts_with(p)) || SHELL_OWNS.contains(&name);
+    if loader && !LOADER_EXCEPTIONS.contains(&name) {
+        return Err(format!(
+            "`{name}` can load code or change how an interpreter or the shell starts (code \
+             the pre-scan never saw); a step cannot set it"
+        ));
+    }
+    Ok(())
+}
+
+/// The step allow-list a configuration gives (`[sessions] env_allow`): `configured`
+/// when set, each name checked with [`check_allowed_name`], else [`DEFAULT_ALLOW`].
+/// `Err` names the key and the first bad entry.
+pub fn allow_list(configured: Option<&[String]>) -> Result<Vec<String>, String> {
+    let Some(names) = configured else {
+        return Ok(default_allow());
+    };
+    for name in names {
+        check_allowed_name(name).map_err(|e| format!("`[sessions] env_allow`: {e}"))?;
+    }
+    Ok(names.to_vec())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,5 +178,50 @@ mod tests {
             .collect();
         let all: Vec<String> = many.keys().cloned().collect();
         assert!(check(&many, &all).unwrap_err().contains("over the limit"));
+    }
+
+    #[test]
+    fn a_configured_allow_list_refuses_bad_and_dangerous_names_by_name() {
+        for name in DEFAULT_ALLOW {
+            assert_eq!(check_allowed_name(name), Ok(()), "{name}");
+        }
+        let extra = vec!["REPORT_TITLE".to_string(), "_x1".to_string()];
+        assert_eq!(allow_list(Some(&extra)).unwrap(), extra);
+        assert_eq!(allow_list(None).unwrap(), default_allow());
+        for (name, why) in [
+            ("", "not an environment variable name"),
+            ("A=B", "not an environment variable name"),
+            ("1X", "not an environment variable name"),
+            ("A B", "not an environment variable name"),
+            ("PATH", "set by the sandbox"),
+            ("HOME", "set by the sandbox"),
+            ("SKILLGATE_OUTPUT_DIR", "set by the sandbox"),
+            ("LD_PRELOAD", "load code"),
+            ("LD_LIBRARY_PATH", "load code"),
+            ("PYTHONPATH", "load code"),
+            ("PYTHONWARNINGS", "load code"),
+            ("NODE_OPTIONS", "load code"),
+            ("BASH_ENV", "load code"),
+            ("GCONV_PATH", "load code"),
+            ("IFS", "load code"),
+        ] {
+            let e = allow_list(Some(&["TZ".to_string(), name.to_string()])).unwrap_err();
+            assert!(
+                e.contains("`[sessions] env_allow`") && e.contains(why),
+                "{name}: {e}"
+            );
+            assert!(e.contains(&format!("`{name}`")), "{name}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_example_config_documents_the_default_allow_list() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/skillgate.toml");
+        let config = skillgate::Config::load(&path).unwrap();
+        assert_eq!(
+            config.sessions.env_allow.as_deref(),
+            Some(&default_allow()[..])
+        );
     }
 }

@@ -42,6 +42,7 @@
 pub mod backend;
 pub mod env;
 mod error;
+pub mod fuzz;
 pub mod id;
 pub mod key;
 pub mod model;

@@ -62,6 +62,17 @@ impl Default for Settings {
     }
 }
 
+impl Settings {
+    /// The defaults, with what `config`'s `[sessions]` section sets (the step allow-list);
+    /// `Err` names the key that is wrong.
+    pub fn from_config(config: &skillgate::Config) -> Result<Settings, String> {
+        Ok(Settings {
+            env_allow: crate::env::allow_list(config.sessions.env_allow.as_deref())?,
+            ..Settings::default()
+        })
+    }
+}
+
 /// Who asks: a session is used only by the agent (and tenant) that created it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Owner {

@@ -173,31 +173,66 @@ impl<R: Read> Read for HashingRead<R> {
     }
 }
 
-/// Unpacks `archive` into the (empty) directory `root`. Modes are kept, owners and
-/// times are not; nothing is written outside `root`.
+/// Unpacks `archive` into the (empty) directory `root`. Permission bits are kept
+/// (never set-id or sticky bits, whatever the archive says), owners and times are not;
+/// nothing is written outside `root`. An archive holding what no snapshot holds is
+/// refused before anything is written (see [`unpack_digest`]).
 pub fn unpack(archive: &[u8], root: &Path) -> std::io::Result<()> {
     unpack_digest(archive, root).map(drop)
 }
 
 /// Unpacks `archive` into the (empty) directory `root` as [`unpack`] does, and returns
-/// the digest of the tree the archive holds (the sha256 of the uncompressed archive,
-/// hashed while it is read): what [`digest`] gives for the restored tree, without
-/// walking it again.
+/// the digest of the tree the archive holds (the sha256 of the uncompressed archive):
+/// what [`digest`] gives for the restored tree, without walking it again.
+///
+/// The archive is read twice. The first pass hashes it and checks every entry: only
+/// directories, regular files and symbolic links (what [`pack`] writes), each at a
+/// relative path of plain names (no `..`, `.` or root). Anything else (a hard link, a
+/// device, a sparse file, a path out) refuses the whole archive, so the tree written in
+/// the second pass is exactly the one the digest names, never a part of it.
 pub fn unpack_digest(archive: &[u8], root: &Path) -> std::io::Result<String> {
-    let mut a = tar::Archive::new(HashingRead {
+    let mut checked = tar::Archive::new(HashingRead {
         hash: Sha256::new(),
         inner: GzDecoder::new(archive),
     });
-    a.set_preserve_permissions(true);
+    for entry in checked.entries()? {
+        let entry = entry?;
+        let kind = entry.header().entry_type();
+        if !matches!(
+            kind,
+            tar::EntryType::Directory | tar::EntryType::Regular | tar::EntryType::Symlink
+        ) {
+            return Err(std::io::Error::other(format!(
+                "a snapshot holds directories, regular files and symbolic links only, not \
+                 a {kind:?} entry"
+            )));
+        }
+        let path = entry.path()?;
+        if path.as_os_str().is_empty()
+            || path
+                .components()
+                .any(|c| !matches!(c, std::path::Component::Normal(_)))
+        {
+            return Err(std::io::Error::other(format!(
+                "a snapshot entry's path must be relative, of plain names: `{}`",
+                path.display()
+            )));
+        }
+    }
+    // The archive's end (its zero blocks and padding) is part of what the digest hashes.
+    let mut rest = checked.into_inner();
+    std::io::copy(&mut rest, &mut std::io::sink())?;
+    let digest = hex::encode(rest.hash.finalize());
+
+    let mut a = tar::Archive::new(GzDecoder::new(archive));
+    // `false`: the mode is masked with 0o777.
+    a.set_preserve_permissions(false);
     a.set_preserve_mtime(false);
     a.set_preserve_ownerships(false);
     a.set_unpack_xattrs(false);
     a.set_overwrite(true);
     a.unpack(root)?;
-    // The archive's end (its zero blocks and padding) is part of what the digest hashed.
-    let mut rest = a.into_inner();
-    std::io::copy(&mut rest, &mut std::io::sink())?;
-    Ok(hex::encode(rest.hash.finalize()))
+    Ok(digest)
 }
 
 /// The bytes of the regular file `path` in `archive` (at most `cap`), `None` when it

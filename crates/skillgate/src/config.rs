@@ -44,6 +44,18 @@ pub struct Config {
     /// Where the state several processes share lives: PostgreSQL at `url`, else SQLite
     /// in the state directory.
     pub store: skillgate_store::StoreConfig,
+    /// Sessions (`skillgate session`, and `serve`'s `/v1/sessions` and MCP session tools).
+    pub sessions: SessionsConfig,
+}
+
+/// `[sessions]`: how sessions' steps run. The values are checked where sessions are
+/// opened (`skillgate_session::Settings::from_config`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SessionsConfig {
+    /// The environment variables a step may set, replacing the default allow-list
+    /// (`skillgate_session::env::DEFAULT_ALLOW`); `None`: that list.
+    pub env_allow: Option<Vec<String>>,
 }
 
 /// `[prescan]`: the AST pre-scan of the skill's code.

@@ -63,11 +63,13 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, UsageError> {
         config: args.config,
         state_dir: args.state_dir,
     })?
-    .with_rate_limit(args.rate_limit)
-    .with_session_settings(skillgate_session::Settings {
+    .with_rate_limit(args.rate_limit);
+    // The flags over what the configuration's `[sessions]` gave.
+    let configured = state.sessions().settings().clone();
+    let state = state.with_session_settings(skillgate_session::Settings {
         lock_wait: args.session_lock_wait,
         max_upload_bytes: args.session_upload_limit,
-        ..skillgate_session::Settings::default()
+        ..configured
     });
     let max_runs = args
         .max_runs

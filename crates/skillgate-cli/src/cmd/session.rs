@@ -191,6 +191,8 @@ pub(crate) fn run(args: SessionArgs) -> Result<ExitCode, UsageError> {
     let config = settings.load()?;
     let state_dir = settings.state_dir(&config)?;
     let store = skillgate_session::open_store(&config.store, &state_dir)?;
+    let configured = SessionSettings::from_config(&config)
+        .map_err(|e| UsageError(format!("invalid config: {e}")))?;
     let engine = Arc::new(skillgate::Engine::new(config, &[])?);
     for notice in engine.notices() {
         anstream::eprintln!("warning: {notice}");
@@ -205,7 +207,7 @@ pub(crate) fn run(args: SessionArgs) -> Result<ExitCode, UsageError> {
     let session_settings = SessionSettings {
         snapshot_every: args.snapshot_every,
         lock_wait: args.lock_wait,
-        ..SessionSettings::default()
+        ..configured
     };
     let sessions = Sessions::native(
         store,

@@ -37,6 +37,36 @@ pub(crate) fn example_config(
     path
 }
 
+/// [`example_config`] in `dir` with the default policies plus one that grants
+/// `run_command` (shell steps) to the analysts, for their own steps. Returns the config's
+/// path.
+#[allow(dead_code)]
+pub(crate) fn example_config_with_shell_grant(dir: &std::path::Path) -> PathBuf {
+    let config = example_config(dir, |text| {
+        let edited = text.replacen("[policy]\n", "[policy]\npolicies = \"policies\"\n", 1);
+        assert_ne!(
+            edited, text,
+            "examples/skillgate.toml has a [policy] section"
+        );
+        edited
+    });
+    let policies = dir.join("policies");
+    std::fs::create_dir(&policies).unwrap();
+    std::fs::copy(
+        repo().join("rules/policies/visibility.cedar"),
+        policies.join("visibility.cedar"),
+    )
+    .unwrap();
+    std::fs::write(
+        policies.join("shell.cedar"),
+        "@id(\"analysts-shell-steps\")\n\
+         permit (principal in AgentGroup::\"analysts\", action == Action::\"run_command\", resource)\n\
+         when { resource has agent && resource.agent == principal };\n",
+    )
+    .unwrap();
+    config
+}
+
 /// The example config, in a folder `name` of this target directory, with its runtimes in
 /// one folder of the target directory that every test binary shares, so each runtime is
 /// installed once per target directory (about 400 MB for python-data), not once per

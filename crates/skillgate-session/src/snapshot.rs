@@ -182,57 +182,84 @@ pub fn unpack(archive: &[u8], root: &Path) -> std::io::Result<()> {
 }
 
 /// Unpacks `archive` into the (empty) directory `root` as [`unpack`] does, and returns
-/// the digest of the tree the archive holds (the sha256 of the uncompressed archive):
-/// what [`digest`] gives for the restored tree, without walking it again.
+/// the digest of the tree the archive holds (the sha256 of the uncompressed archive,
+/// hashed while it is read): what [`digest`] gives for the restored tree, without
+/// walking it again.
 ///
-/// The archive is read twice. The first pass hashes it and checks every entry: only
-/// directories, regular files and symbolic links (what [`pack`] writes), each at a
-/// relative path of plain names (no `..`, `.` or root). Anything else (a hard link, a
-/// device, a sparse file, a path out) refuses the whole archive, so the tree written in
-/// the second pass is exactly the one the digest names, never a part of it.
+/// Every entry is checked before it is written: only directories, regular files and
+/// symbolic links (what [`pack`] writes), each at a relative path of plain names (no
+/// `..`, `.` or root), and never beneath a link (tar's own check). Anything else (a
+/// hard link, a device, a sparse file, a path out) is an error, and the caller throws the
+/// part already written away with the workspace: a digest is only ever returned for the
+/// whole tree. Directories are made last, as tar's own unpack does, so a directory's
+/// mode never keeps its own entries out.
 pub fn unpack_digest(archive: &[u8], root: &Path) -> std::io::Result<String> {
-    let mut checked = tar::Archive::new(HashingRead {
+    let mut a = tar::Archive::new(HashingRead {
         hash: Sha256::new(),
         inner: GzDecoder::new(archive),
     });
-    for entry in checked.entries()? {
-        let entry = entry?;
-        let kind = entry.header().entry_type();
-        if !matches!(
-            kind,
-            tar::EntryType::Directory | tar::EntryType::Regular | tar::EntryType::Symlink
-        ) {
-            return Err(std::io::Error::other(format!(
-                "a snapshot holds directories, regular files and symbolic links only, not \
-                 a {kind:?} entry"
-            )));
-        }
-        let path = entry.path()?;
-        if path.as_os_str().is_empty()
-            || path
-                .components()
-                .any(|c| !matches!(c, std::path::Component::Normal(_)))
-        {
-            return Err(std::io::Error::other(format!(
-                "a snapshot entry's path must be relative, of plain names: `{}`",
-                path.display()
-            )));
-        }
-    }
-    // The archive's end (its zero blocks and padding) is part of what the digest hashes.
-    let mut rest = checked.into_inner();
-    std::io::copy(&mut rest, &mut std::io::sink())?;
-    let digest = hex::encode(rest.hash.finalize());
-
-    let mut a = tar::Archive::new(GzDecoder::new(archive));
     // `false`: the mode is masked with 0o777.
     a.set_preserve_permissions(false);
     a.set_preserve_mtime(false);
     a.set_preserve_ownerships(false);
     a.set_unpack_xattrs(false);
     a.set_overwrite(true);
-    a.unpack(root)?;
-    Ok(digest)
+    let mut dirs = Vec::new();
+    for entry in a.entries()? {
+        let mut entry = entry?;
+        let kind = entry.header().entry_type();
+        check_entry(kind, &entry.path()?)?;
+        if kind == tar::EntryType::Directory {
+            dirs.push(entry);
+        } else {
+            unpack_entry(&mut entry, root)?;
+        }
+    }
+    for mut dir in dirs {
+        unpack_entry(&mut dir, root)?;
+    }
+    // The archive's end (its zero blocks and padding) is part of what the digest hashes.
+    let mut rest = a.into_inner();
+    std::io::copy(&mut rest, &mut std::io::sink())?;
+    Ok(hex::encode(rest.hash.finalize()))
+}
+
+/// Refuses an entry no snapshot holds.
+fn check_entry(kind: tar::EntryType, path: &Path) -> std::io::Result<()> {
+    if !matches!(
+        kind,
+        tar::EntryType::Directory | tar::EntryType::Regular | tar::EntryType::Symlink
+    ) {
+        return Err(std::io::Error::other(format!(
+            "a snapshot holds directories, regular files and symbolic links only, not a \
+             {kind:?} entry (`{}`)",
+            path.display()
+        )));
+    }
+    if path.as_os_str().is_empty()
+        || path
+            .components()
+            .any(|c| !matches!(c, std::path::Component::Normal(_)))
+    {
+        return Err(std::io::Error::other(format!(
+            "a snapshot entry's path must be relative, of plain names: `{}`",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Writes one checked entry beneath `root`; tar refuses one that would land outside
+/// (through a link an earlier entry made), and so does this.
+fn unpack_entry<R: Read>(entry: &mut tar::Entry<'_, R>, root: &Path) -> std::io::Result<()> {
+    if entry.unpack_in(root)? {
+        Ok(())
+    } else {
+        Err(std::io::Error::other(format!(
+            "a snapshot entry would be written outside the workspace: `{}`",
+            entry.path()?.display()
+        )))
+    }
 }
 
 /// The bytes of the regular file `path` in `archive` (at most `cap`), `None` when it

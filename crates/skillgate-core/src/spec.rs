@@ -1,5 +1,6 @@
 //! The sandbox spec: what the isolation, seccomp and network layers decide and the executor
 //! enforces.
+use crate::OperatorStatement;
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -243,6 +244,11 @@ pub struct SandboxSpec {
     /// a plain run. An executor that cannot mount it refuses the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workspace: Option<Workspace>,
+    /// The operator's statement the isolation layer relied on to let this run proceed
+    /// on an executor that does not enforce everything the spec asks for itself (see
+    /// [`OperatorStatement`]); `None` when the executor enforces it all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relied_on: Option<OperatorStatement>,
 }
 
 /// Where a session's workspace appears inside the sandbox.
@@ -294,6 +300,7 @@ impl Default for SandboxSpec {
             read_only_paths: Vec::new(),
             interpreter: None,
             workspace: None,
+            relied_on: None,
         }
     }
 }

@@ -280,3 +280,52 @@ async fn a_container_the_stopped_engine_kept_is_removed_when_it_is_back() {
     assert_eq!(next.status, Status::Ok, "{next:?}");
     assert_eq!(exec.leftovers(&[id]).await.unwrap(), Vec::<String>::new());
 }
+
+/// Under gVisor the host's memory cgroup kills the sandbox at the limit, and Docker
+/// Engine misses that event now and then (137 with `OOMKilled` false: the kit's `memory`
+/// check once ended `ok` with signal 9 in CI). The executor reads the kernel's `oom_kill`
+/// counter of the container's cgroup too: every run past the limit is
+/// `resource_exhausted`, and a skill that SIGKILLs itself is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gvisor_out_of_memory_is_resource_exhausted_every_time() {
+    use skillgate_core::{Caller, ExecRequest, Language, Skill, Status};
+    use tower::ServiceExt;
+    let _exclusive = lock("docker").await;
+    let config = services("up", "docker");
+    let _service = Service("docker");
+    let (installed, archive) = python_runtime();
+    let mut settings = DockerSettings::new(socket_of(&config));
+    settings.runtime = Some("runsc".into());
+    let exec = DockerExecutor::connect(settings)
+        .await
+        .expect("connecting to the engine");
+    image::load_oci_archive(exec.client(), archive, &image::runtime_image("python"))
+        .await
+        .expect("loading the runtime image");
+    let request = |code: &str| {
+        let skill = Skill::builder("oom", Language::Python, code.as_bytes().to_vec())
+            .runtime("python".to_string())
+            .build();
+        let mut req = ExecRequest::new(Caller::new("a", "t"), skill, serde_json::json!({}));
+        req.spec.interpreter = Some(installed.interpreter.clone());
+        req.spec.limits.memory_bytes = 64 << 20;
+        req
+    };
+    let hog = "chunks = []\nfor _ in range(64):\n    chunks.append(bytearray(8 << 20))\n";
+    for run in 0..10 {
+        let out = exec.clone().oneshot(request(hog)).await.unwrap();
+        assert_eq!(
+            out.status,
+            Status::ResourceExhausted,
+            "run {run}: {:?} signal {:?} {:?}",
+            out.status,
+            out.signal,
+            out.findings
+        );
+        assert!(out.findings.iter().any(|f| f.rule_id == "limit.memory"));
+    }
+    let suicide = "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n";
+    let out = exec.clone().oneshot(request(suicide)).await.unwrap();
+    assert_ne!(out.status, Status::ResourceExhausted, "{out:?}");
+    assert_eq!(out.signal, Some(9), "{out:?}");
+}

@@ -18,7 +18,8 @@
 //!   names of the spec's environment variables.
 //! - **The run as it was enforced**: `spec` is the sandbox spec the executor was given
 //!   (limits after clamping, uid, network, runtime; the seccomp profile by name, default
-//!   action, rule count and digest), `null` for a request that never reached the
+//!   action, rule count and digest; `relied_on`, the operator's statement the isolation
+//!   layer relied on, when it did), `null` for a request that never reached the
 //!   executor. A run the host ended because it was told to stop (the sandbox's
 //!   `sandbox.cancelled` finding) is marked `cancelled`.
 //! - A torn last line (a crash in the middle of a write) is skipped by [`read`].

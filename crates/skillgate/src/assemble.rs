@@ -186,9 +186,16 @@ fn build(
             message,
         })?,
     );
+    if let Some(statement) = &config.executor.statement {
+        statement.validate().map_err(|message| AssembleError {
+            layer: LayerName::Executor,
+            message,
+        })?;
+    }
     let isolation = |caps| {
         IsolationLayer::new(config.limits, config.isolation.clone(), caps)
             .with_runtimes(runtimes.clone())
+            .with_statement(config.executor.statement.clone())
     };
     let ex = &config.executor;
     let (docker, oci, jupyter) = (
@@ -203,6 +210,9 @@ fn build(
         ("state_root", ex.state_root.is_some(), &[oci][..]),
         ("url", ex.url.is_some(), &[jupyter][..]),
         ("token", ex.token.is_some(), &[jupyter][..]),
+        // Only an executor that enforces nothing of isolation itself has a remote side to
+        // vouch for; the others declare what they enforce.
+        ("statement", ex.statement.is_some(), &[jupyter][..]),
     ];
     if let Some((key, _, kinds)) = set
         .iter()
@@ -274,6 +284,13 @@ fn build(
             notices.push(
                 "executor kind `jupyter`: a kernel gateway is no sandbox (kernels run as its user, with its network and files); it enforces only the wall clock and the output caps".into(),
             );
+            if let Some(s) = &config.executor.statement {
+                notices.push(format!(
+                    "[executor.statement] `{}`: relying on the operator's word that the remote side enforces {}",
+                    s.name,
+                    s.enforces_list()
+                ));
+            }
             if enabled(LayerName::Isolation) {
                 builder =
                     builder.layer_at(LayerName::Isolation, isolation(executor.capabilities()));

@@ -131,6 +131,11 @@ pub struct ExecutorConfig {
     /// `jupyter`: the gateway's auth token; when unset, the `SKILLGATE_JUPYTER_TOKEN`
     /// environment variable (so the token need not be in the file).
     pub token: Option<String>,
+    /// `jupyter`: `[executor.statement]`, the operator's named statement that the remote
+    /// side (the gateway's container or VM) enforces what the executor cannot: the
+    /// isolation layer then lets runs proceed that need only what it names, and says so
+    /// in their reports and audit records (see [`skillgate_core::OperatorStatement`]).
+    pub statement: Option<skillgate_core::OperatorStatement>,
 }
 
 /// The executors `skillgate run` can assemble.
@@ -152,7 +157,8 @@ pub enum ExecutorKind {
     Oci,
     /// One kernel per run through a Jupyter Kernel Gateway at `url`. NO isolation: it
     /// enforces the wall clock and the output caps only, so the isolation layer refuses
-    /// every run on it unless that layer is disabled.
+    /// every run on it unless that layer is disabled or `[executor.statement]` states
+    /// that the remote side enforces the rest.
     Jupyter,
 }
 

@@ -22,11 +22,14 @@
 //! The spec (limits, runtime tier, extra read-only paths) is recorded on the request,
 //! then checked against the executor's [`Capabilities`]: anything it cannot enforce makes
 //! the outcome `error`, with one `isolation` finding per missing capability, and nothing
-//! runs.
+//! runs. An operator's statement that the remote side enforces what the executor does not
+//! (`[executor.statement]`, see [`OperatorStatement`]) fills those gaps it names: a run
+//! that needs it proceeds, with the statement recorded in its spec (`relied_on`, so in
+//! the audit trail) and an `isolation.operator_statement` finding in its report.
 use serde::Deserialize;
 use skillgate_core::{
     Capabilities, Decide, DecideService, ExecRequest, Finding, LayerName, LimitOverrides, Limits,
-    Rejection, RuntimeTier, Severity, Status, units,
+    OperatorStatement, Rejection, RuntimeTier, Severity, Status, Unenforceable, units,
 };
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -231,12 +234,13 @@ pub struct IsolationLayer {
     inner: Arc<Shared>,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Shared {
     defaults: Limits,
     config: IsolationConfig,
     capabilities: Capabilities,
     runtimes: Option<Arc<crate::runtimes::Runtimes>>,
+    statement: Option<OperatorStatement>,
 }
 
 impl IsolationLayer {
@@ -249,6 +253,7 @@ impl IsolationLayer {
                 config,
                 capabilities,
                 runtimes: None,
+                statement: None,
             }),
         }
     }
@@ -256,15 +261,53 @@ impl IsolationLayer {
     /// Resolves skills' named runtimes from `runtimes`. Without it, a skill naming a
     /// runtime is refused.
     pub fn with_runtimes(self, runtimes: Arc<crate::runtimes::Runtimes>) -> Self {
-        let s = &self.inner;
+        let mut shared = (*self.inner).clone();
+        shared.runtimes = Some(runtimes);
         IsolationLayer {
-            inner: Arc::new(Shared {
-                defaults: s.defaults,
-                config: s.config.clone(),
-                capabilities: s.capabilities.clone(),
-                runtimes: Some(runtimes),
-            }),
+            inner: Arc::new(shared),
         }
+    }
+
+    /// Relies on the operator's `statement` (already validated) for what it says the
+    /// remote side enforces, where the executor does not; see the [module docs](self).
+    pub fn with_statement(self, statement: Option<OperatorStatement>) -> Self {
+        let mut shared = (*self.inner).clone();
+        shared.statement = statement;
+        IsolationLayer {
+            inner: Arc::new(shared),
+        }
+    }
+
+    /// Checks the spec of `req` against the executor, then, for what it lacks, against
+    /// the operator's statement: `Ok` with the finding saying the statement was relied on
+    /// (recorded on the spec too), or every requirement still unenforceable.
+    fn check_capabilities(
+        &self,
+        req: &mut ExecRequest,
+    ) -> Result<Option<Finding>, Vec<Unenforceable>> {
+        let s = &self.inner;
+        let missing = match s.capabilities.check(&req.spec) {
+            Ok(()) => return Ok(None),
+            Err(missing) => missing,
+        };
+        let Some(statement) = &s.statement else {
+            return Err(missing);
+        };
+        statement.applied_to(&s.capabilities).check(&req.spec)?;
+        let gaps: Vec<&str> = missing.iter().map(|m| m.requirement.as_str()).collect();
+        req.spec.relied_on = Some(statement.clone());
+        Ok(Some(Finding::new(
+            LayerName::Isolation,
+            "isolation.operator_statement",
+            Severity::Low,
+            format!(
+                "relied on the operator's statement `{}` that the remote side enforces {}: executor `{}` itself does not enforce {}",
+                statement.name,
+                statement.enforces_list(),
+                s.capabilities.executor,
+                gaps.join(", ")
+            ),
+        )))
     }
 
     /// Adds the skill's runtime to the spec; `Err` says why it cannot run.
@@ -306,8 +349,8 @@ impl IsolationLayer {
             );
             return Err(std::iter::once(refusal).chain(clamps).collect());
         }
-        match s.capabilities.check(&req.spec) {
-            Ok(()) => Ok(clamps),
+        match self.check_capabilities(req) {
+            Ok(relied) => Ok(relied.into_iter().chain(clamps).collect()),
             Err(missing) => Err(missing
                 .into_iter()
                 .map(|m| {
@@ -504,6 +547,63 @@ mod tests {
         let clamps = layer.decide_spec(&mut req).unwrap();
         assert_eq!(req.spec.limits.wall_timeout, secs(1));
         assert_eq!(clamps[0].rule_id, "isolation.clamped");
+    }
+
+    #[test]
+    fn an_operator_statement_fills_only_the_gaps_it_names_and_is_recorded() {
+        // A black box like a kernel gateway: the wall clock and output caps only.
+        let caps = Capabilities {
+            executor: "remote".into(),
+            wall_timeout: true,
+            output_caps: true,
+            ..Capabilities::none()
+        };
+        let statement = |enforces: &str| -> OperatorStatement {
+            toml::from_str(&format!("name = \"gw-in-vm\"\nenforces = {enforces}")).unwrap()
+        };
+        let decide = |statement: Option<OperatorStatement>| {
+            let layer =
+                IsolationLayer::new(Limits::default(), IsolationConfig::default(), caps.clone())
+                    .with_statement(statement);
+            let skill = Skill::builder("s", Language::Python, b"".to_vec()).build();
+            let mut req = ExecRequest::new(Caller::new("a", "t"), skill, serde_json::json!({}));
+            let decided = layer.decide_spec(&mut req);
+            (decided, req.spec.relied_on)
+        };
+        // Without a statement: refused, nothing recorded.
+        let (refused, relied) = decide(None);
+        assert!(
+            refused
+                .unwrap_err()
+                .iter()
+                .any(|f| f.message.contains("network none"))
+        );
+        assert_eq!(relied, None);
+        // A statement that leaves a gap: still refused, for that gap alone.
+        let (refused, relied) = decide(Some(statement("[\"isolation\"]")));
+        let refused = refused.unwrap_err();
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert!(refused[0].message.contains("network none"), "{refused:?}");
+        assert_eq!(relied, None);
+        // One that covers them all: the run proceeds, with the statement recorded.
+        let full = statement("[\"isolation\", \"network_none\"]");
+        let (ok, relied) = decide(Some(full.clone()));
+        let findings = ok.unwrap();
+        let f = findings
+            .iter()
+            .find(|f| f.rule_id == "isolation.operator_statement")
+            .expect("the statement's finding");
+        assert_eq!(f.severity, Severity::Low);
+        assert!(f.message.contains("`gw-in-vm`"), "{}", f.message);
+        assert!(f.message.contains("memory limit"), "{}", f.message);
+        assert_eq!(relied, Some(full.clone()));
+        // An executor that enforces everything itself never relies on it.
+        let layer = IsolationLayer::new(Limits::default(), IsolationConfig::default(), full_caps())
+            .with_statement(Some(full));
+        let skill = Skill::builder("s", Language::Python, b"".to_vec()).build();
+        let mut req = ExecRequest::new(Caller::new("a", "t"), skill, serde_json::json!({}));
+        assert!(layer.decide_spec(&mut req).unwrap().is_empty());
+        assert_eq!(req.spec.relied_on, None);
     }
 
     fn full_caps() -> Capabilities {

@@ -1,7 +1,9 @@
 //! `[executor] kind = "jupyter"`: the config is checked, and the whole pipeline runs a
 //! skill on the Jupyter Kernel Gateway that `scripts/services up jupyter` starts (a
 //! service that cannot start fails the test, with the reason): refused by the isolation
-//! layer, which a kernel cannot satisfy, and run once that layer is disabled.
+//! layer, which a kernel cannot satisfy, run once that layer is disabled, and run with
+//! the layer on when the operator's `[executor.statement]` vouches for the remote side
+//! (the report and the audit record name the statement).
 use skillgate::{Caller, Engine, Language, LayerName, LimitOverrides, Skill, Status};
 use std::path::Path;
 use std::process::Command;
@@ -35,6 +37,41 @@ fn jupyter_needs_a_url_and_its_keys_belong_to_it_alone() {
     assert!(err.contains("`socket` applies"), "{err}");
     let err = engine_error("[executor]\nkind = \"jupyter\"\nurl = \"https://gw:8888\"\n");
     assert!(err.contains("https is not supported"), "{err}");
+}
+
+const STATEMENT: &str = "[executor.statement]\nname = \"gw-in-vm\"\nenforces = [\"isolation\", \"seccomp\", \"network_none\"]\n";
+
+#[test]
+fn the_operator_statement_is_checked_and_belongs_to_jupyter_alone() {
+    let jupyter = "[executor]\nkind = \"jupyter\"\nurl = \"http://127.0.0.1:1\"\n";
+    let t = tempfile::tempdir().unwrap();
+    let engine = Engine::new(config(&format!("{jupyter}{STATEMENT}"), t.path()), &[]).unwrap();
+    assert!(
+        engine.notices().iter().any(|n| n.contains("`gw-in-vm`")),
+        "{:?}",
+        engine.notices()
+    );
+    let bad = skillgate::config::from_str(
+        &format!("{jupyter}[executor.statement]\nname = \"x\"\nenforces = [\"network\"]\n"),
+        "test",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(bad.contains("unknown variant `network`"), "{bad}");
+    assert!(bad.contains("enforces"), "{bad}");
+    let err = engine_error(&format!(
+        "{jupyter}[executor.statement]\nname = \"x\"\nenforces = []\n"
+    ));
+    assert!(err.contains("`enforces` of `x` is empty"), "{err}");
+    let err = engine_error(&format!(
+        "{jupyter}[executor.statement]\nname = \"\"\nenforces = [\"seccomp\"]\n"
+    ));
+    assert!(err.contains("`name` is empty"), "{err}");
+    let err = engine_error(&format!("[executor]\nkind = \"native\"\n{STATEMENT}"));
+    assert!(
+        err.contains("`statement` applies to kind = \"jupyter\" only"),
+        "{err}"
+    );
 }
 
 fn services(cmd: &str) -> String {
@@ -113,4 +150,59 @@ async fn skillgate_runs_a_skill_on_a_kernel_gateway_only_without_the_isolation_l
     );
     let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(got, serde_json::json!({"sum": 6}));
+
+    // With the operator's statement, the isolation layer lets it run and says so, in the
+    // report and in the run's audit record.
+    let state = tempfile::tempdir().unwrap();
+    let engine = Engine::new(
+        config(&format!("{section}{STATEMENT}"), state.path()),
+        &[LayerName::Policy],
+    )
+    .unwrap();
+    let req = engine.request(
+        Caller::new("a", "t"),
+        skill(),
+        serde_json::json!({"n": [4, 5]}),
+        LimitOverrides::default(),
+    );
+    let id = req.id.to_string();
+    let out = engine.run(req).await.unwrap();
+    assert_eq!(
+        (out.status, out.exit_code),
+        (Status::Ok, Some(2)),
+        "{out:?}"
+    );
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(got, serde_json::json!({"sum": 9}));
+    let relied = out
+        .findings
+        .iter()
+        .find(|f| f.rule_id == "isolation.operator_statement")
+        .unwrap_or_else(|| panic!("no statement finding: {:?}", out.findings));
+    assert!(relied.message.contains("`gw-in-vm`"), "{}", relied.message);
+    assert!(
+        relied.message.contains("network none"),
+        "{}",
+        relied.message
+    );
+    drop(engine);
+    let trail = std::fs::read_to_string(state.path().join("audit.jsonl")).unwrap();
+    let record: serde_json::Value = trail
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|r| r["request_id"] == id.as_str())
+        .unwrap_or_else(|| panic!("no record of {id}: {trail}"));
+    assert_eq!(
+        record["spec"]["relied_on"],
+        serde_json::json!({"name": "gw-in-vm", "enforces": ["isolation", "seccomp", "network_none"]}),
+        "{record}"
+    );
+    assert!(
+        record["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule_id"] == "isolation.operator_statement"),
+        "{record}"
+    );
 }

@@ -18,6 +18,9 @@
 //!   not the deadline) is taken as the memory limit: every container has one, and nothing
 //!   else in it sends SIGKILL but the skill itself (which then reads as resource
 //!   exhaustion, never as success);
+//! - under a per-container runtime (gVisor's `runsc`) Docker Engine sometimes misses the
+//!   out-of-memory kill (137, `OOMKilled` false): the container's memory cgroup is
+//!   watched for the kernel's `oom_kill` counter instead (see [`oom`]);
 //! - archive entries are named `out/…` by Docker Engine, `/…` by Podman;
 //! - Podman ignores a per-container OCI runtime, so a [`DockerSettings::runtime`] (gVisor's
 //!   `runsc`) is refused there (configure it in the service's `containers.conf` instead).
@@ -25,6 +28,7 @@ mod archive;
 mod create;
 mod guard;
 pub mod image;
+mod oom;
 
 pub use archive::{ArchiveNames, archive_budget, collect_archive};
 pub use create::{
@@ -427,6 +431,10 @@ impl DockerExecutor {
         .await?;
         let input = serde_json::to_vec(&req.input)
             .map_err(|e| ExecError::Other(format!("serializing the input: {e}")))?;
+        // The engine's flag misses gVisor's out-of-memory kills now and then; the kernel's
+        // counter does not (read from before the start, while the cgroup exists).
+        let oom_watch = (flavour == Flavour::Docker && inner.settings.runtime.is_some())
+            .then(|| oom::OomWatch::start(oom::counter_files(Path::new("/sys/fs/cgroup"), id)));
         let started = Instant::now();
         call(
             socket,
@@ -499,11 +507,19 @@ impl DockerExecutor {
             )
         })?;
         let code = i32::try_from(code).unwrap_or(i32::MAX);
+        // A SIGKILL with the kernel's OOM kill counted in the container's cgroup.
+        let counted = code == 128 + 9 && oom_watch.as_ref().is_some_and(oom::OomWatch::seen);
+        drop(oom_watch);
+        let oom_killed = if counted {
+            Some(true)
+        } else {
+            state.oom_killed
+        };
         let Ended {
             exit_code,
             signal,
             oom,
-        } = Ended::of(code, state.oom_killed, timed_out, flavour);
+        } = Ended::of(code, oom_killed, timed_out, flavour);
         let mut outcome = skillgate_sandbox::outcome_from(
             ProcessResult {
                 exit_code,

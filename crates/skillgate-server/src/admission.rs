@@ -24,6 +24,11 @@
 //! its own; the server counts them (`skillgate_server_runs_shed_total` in `/metrics`) and
 //! logs how many it shed at most once a second.
 //!
+//! Shed answers are paced ([`ShedPace`]): beyond a modest rate of 429s a second, each
+//! further one is held a moment before it is sent, so a client that ignores `Retry-After`
+//! and retries at once cannot turn the shedding into a storm that takes the CPU from the
+//! admitted runs.
+//!
 //! Only a caller whose key holds waits in the queue: a request that would wait is
 //! authenticated first (a bad key gets its 401 and its audit record there, as on an idle
 //! server). So a flood of requests without a valid key never takes a queue place from a
@@ -76,6 +81,57 @@ pub struct Admission {
     max_wait: Duration,
     order: QueueOrder,
     shed: ShedCount,
+    pace: ShedPace,
+}
+
+/// How fast shed answers go out. Up to [`ShedPace::per_second`] 429s a second are
+/// answered as soon as they are decided; beyond that rate each further one is held for
+/// [`ShedPace::hold`] before it is answered (at most [`ShedPace::max_held`] at once; past
+/// that, at once again).
+///
+/// A client that ignores `Retry-After` and retries at once turns every 429 into another
+/// request: at a few thousand a second the answers alone (the key lookup, the queue, the
+/// JSON error) and the client's own work take a core of the CPU the admitted runs need.
+/// Holding the answers beyond a modest rate slows such a client to one request per hold
+/// per connection, while a client that honours `Retry-After` (which waits a second anyway)
+/// and a light overload (sheds under the rate) see no difference. A held request costs a
+/// task and its connection, no CPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShedPace {
+    /// 429s a second answered at once (0: every one at once, nothing held).
+    pub per_second: u32,
+    /// How long each 429 beyond that rate is held.
+    pub hold: Duration,
+    /// The most 429s held at once.
+    pub max_held: usize,
+}
+
+impl Default for ShedPace {
+    fn default() -> Self {
+        ShedPace {
+            per_second: DEFAULT_SHED_RATE,
+            hold: DEFAULT_SHED_HOLD,
+            max_held: DEFAULT_QUEUE,
+        }
+    }
+}
+
+/// 429s a second answered at once by default: several times what the embedded sandbox
+/// runs a second on a small machine, so a light overload never has an answer held.
+pub const DEFAULT_SHED_RATE: u32 = 200;
+
+/// How long a 429 beyond [`DEFAULT_SHED_RATE`] is held by default: a quarter of the
+/// `Retry-After` second.
+pub const DEFAULT_SHED_HOLD: Duration = Duration::from_millis(250);
+
+/// The immediate-answer budget of [`ShedPace`]: a token bucket refilled at `per_second`,
+/// holding at most that many, and the count of answers held now.
+#[derive(Debug)]
+struct PaceState {
+    tokens: f64,
+    /// Tokio's clock (the real one, or a test's paused one).
+    refilled: tokio::time::Instant,
+    held: usize,
 }
 
 /// The free slots and the waiters (some of which may have given up already).
@@ -116,9 +172,19 @@ struct ShedCount {
     /// Milliseconds after `since` when the log last said it.
     logged_at_ms: AtomicU64,
     since: Instant,
+    /// Shed answers held so far (see [`ShedPace`]).
+    held: AtomicU64,
+    /// The immediate-answer budget and the answers held now.
+    pace: Mutex<PaceState>,
 }
 
 impl ShedCount {
+    /// A held answer goes out.
+    fn end_hold(&self) {
+        let mut st = self.pace.lock().unwrap_or_else(|p| p.into_inner());
+        st.held = st.held.saturating_sub(1);
+    }
+
     /// Counts one shed request; says how many were shed since the last line when a second
     /// has passed since it (one line a second at most, however many are shed).
     fn add(&self) {
@@ -195,8 +261,62 @@ impl Admission {
                 logged: AtomicU64::new(0),
                 logged_at_ms: AtomicU64::new(0),
                 since: Instant::now(),
+                held: AtomicU64::new(0),
+                pace: Mutex::new(PaceState {
+                    tokens: f64::from(DEFAULT_SHED_RATE),
+                    refilled: tokio::time::Instant::now(),
+                    held: 0,
+                }),
             },
+            pace: ShedPace::default(),
         }
+    }
+
+    /// The same admission, its shed answers paced by `pace` instead of the default.
+    pub fn with_shed_pace(mut self, pace: ShedPace) -> Admission {
+        self.pace = pace;
+        if let Ok(mut st) = self.shed.pace.lock() {
+            st.tokens = f64::from(pace.per_second);
+        }
+        self
+    }
+
+    /// Holds a shed answer when 429s are going out faster than the pace allows (see
+    /// [`ShedPace`]); returns at once otherwise.
+    pub async fn pace_shed(&self) {
+        if !self.take_shed_token() {
+            return;
+        }
+        tokio::time::sleep(self.pace.hold).await;
+        self.shed.end_hold();
+    }
+
+    /// Whether this shed answer must be held (and counts it as held).
+    fn take_shed_token(&self) -> bool {
+        if self.pace.per_second == 0 || self.pace.hold.is_zero() {
+            return false;
+        }
+        let mut st = self.shed.pace.lock().unwrap_or_else(|p| p.into_inner());
+        let now = tokio::time::Instant::now();
+        let rate = f64::from(self.pace.per_second);
+        let refill = now.duration_since(st.refilled).as_secs_f64() * rate;
+        st.tokens = (st.tokens + refill).min(rate);
+        st.refilled = now;
+        if st.tokens >= 1.0 {
+            st.tokens -= 1.0;
+            return false;
+        }
+        if st.held >= self.pace.max_held {
+            return false;
+        }
+        st.held += 1;
+        self.shed.held.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    /// Shed answers held now.
+    pub fn shed_held(&self) -> usize {
+        self.shed.pace.lock().map_or(0, |st| st.held)
     }
 
     /// Requests shed (429) so far.
@@ -225,10 +345,14 @@ impl Admission {
              skillgate_server_runs_queued {}\n\
              # HELP skillgate_server_runs_shed_total Run requests shed with 429 (no slot, queue full or waited too long).\n\
              # TYPE skillgate_server_runs_shed_total counter\n\
-             skillgate_server_runs_shed_total {}\n",
+             skillgate_server_runs_shed_total {}\n\
+             # HELP skillgate_server_runs_shed_held_total Shed answers held back because 429s went out faster than the shed pace.\n\
+             # TYPE skillgate_server_runs_shed_held_total counter\n\
+             skillgate_server_runs_shed_held_total {}\n",
             self.running(),
             self.waiting(),
-            self.shed_total()
+            self.shed_total(),
+            self.shed.held.load(Ordering::Relaxed)
         )
     }
 }
@@ -392,6 +516,7 @@ pub async fn admit(
         Ok(_admitted) => next.run(req).await,
         Err(shed) => {
             state.admission.shed.add();
+            state.admission.pace_shed().await;
             let why = if shed == Shed::Full {
                 "the server is at its concurrency limit and its queue is full; retry later"
             } else {
@@ -505,6 +630,59 @@ mod tests {
         tokio::pin!(next);
         assert!(matches!(futures_poll_once(next).await, Some(Ok(_))));
         assert_eq!(adm.waiting(), 0);
+    }
+
+    /// Shed answers beyond the pace's rate are held for its hold, as many as it allows
+    /// at once; under the rate, or with a rate of 0, none is. (Tokio's clock is paused:
+    /// time moves only when every task waits, so this checks the logic, not timings.)
+    #[tokio::test(start_paused = true)]
+    async fn shed_answers_beyond_the_pace_are_held_and_the_rest_go_at_once() {
+        let pace = ShedPace {
+            per_second: 2,
+            hold: Duration::from_millis(250),
+            max_held: 1,
+        };
+        let adm = Admission::new(1, 8, Duration::from_millis(10), QueueOrder::NewestFirst)
+            .with_shed_pace(pace);
+        // Two at once (the bucket's budget for the second).
+        for _ in 0..2 {
+            let f = adm.pace_shed();
+            tokio::pin!(f);
+            assert!(futures_poll_once(f).await.is_some());
+        }
+        // The third is held until the hold has passed; a fourth meanwhile goes at once
+        // (at most one held).
+        let held = adm.pace_shed();
+        tokio::pin!(held);
+        assert!(futures_poll_once(held.as_mut()).await.is_none());
+        assert_eq!(adm.shed_held(), 1);
+        let over = adm.pace_shed();
+        tokio::pin!(over);
+        assert!(futures_poll_once(over).await.is_some());
+        let before = tokio::time::Instant::now();
+        held.await;
+        assert_eq!(before.elapsed(), Duration::from_millis(250));
+        assert_eq!(adm.shed_held(), 0);
+        assert!(
+            adm.metrics()
+                .contains("skillgate_server_runs_shed_held_total 1")
+        );
+        // A second later the budget is back: at once again.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let f = adm.pace_shed();
+        tokio::pin!(f);
+        assert!(futures_poll_once(f).await.is_some());
+        // A rate of 0 holds nothing.
+        let adm = Admission::new(1, 8, Duration::from_millis(10), QueueOrder::NewestFirst)
+            .with_shed_pace(ShedPace {
+                per_second: 0,
+                ..pace
+            });
+        for _ in 0..10 {
+            let f = adm.pace_shed();
+            tokio::pin!(f);
+            assert!(futures_poll_once(f).await.is_some());
+        }
     }
 
     /// Polls `f` once: its output if it is ready.

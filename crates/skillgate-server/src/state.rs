@@ -223,6 +223,13 @@ impl ServerState {
         self
     }
 
+    /// Sets how fast shed answers go out (see [`crate::admission::ShedPace`]); call it
+    /// after [`with_admission`](Self::with_admission).
+    pub fn with_shed_pace(mut self, pace: crate::admission::ShedPace) -> ServerState {
+        self.admission = self.admission.with_shed_pace(pace);
+        self
+    }
+
     /// Sets the per-caller rate limit: `per_minute` requests a minute per key.
     pub fn with_rate_limit(mut self, per_minute: u32) -> ServerState {
         self.rate = crate::ratelimit::RateLimiter::new(per_minute);

@@ -41,6 +41,14 @@ pub(crate) struct ServeArgs {
     /// `oldest-first` (first come, first served).
     #[arg(long, value_name = "ORDER", default_value = "newest-first", value_parser = clap::builder::ValueParser::new(|s: &str| s.parse::<skillgate_server::admission::QueueOrder>()))]
     queue_order: skillgate_server::admission::QueueOrder,
+    /// 429 answers a second sent as soon as they are decided; beyond that rate each is
+    /// held for --shed-hold first (a client that ignores `Retry-After` and retries at once
+    /// is slowed down instead of taking the CPU the runs need). 0 holds none.
+    #[arg(long, value_name = "N", default_value_t = skillgate_server::admission::DEFAULT_SHED_RATE)]
+    shed_rate: u32,
+    /// How long a 429 beyond --shed-rate is held before it is sent, e.g. `250ms`.
+    #[arg(long, value_name = "DURATION", default_value = "250ms", value_parser = skillgate::units::parse_duration)]
+    shed_hold: std::time::Duration,
     /// How long a session operation waits for the session's lock (another step of it
     /// running) before it is answered 409 busy, e.g. `5s`.
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = skillgate::units::parse_duration)]
@@ -76,12 +84,18 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, UsageError> {
         .map_or_else(skillgate_server::admission::default_concurrent, |n| {
             n as usize
         });
-    let state = state.with_admission(
-        max_runs,
-        args.max_queued as usize,
-        args.max_queue_wait,
-        args.queue_order,
-    );
+    let state = state
+        .with_admission(
+            max_runs,
+            args.max_queued as usize,
+            args.max_queue_wait,
+            args.queue_order,
+        )
+        .with_shed_pace(skillgate_server::admission::ShedPace {
+            per_second: args.shed_rate,
+            hold: args.shed_hold,
+            max_held: args.max_queued as usize,
+        });
     for notice in state.engine().notices() {
         tracing::warn!(notice = %notice, "engine");
     }

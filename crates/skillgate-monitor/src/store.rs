@@ -323,6 +323,13 @@ impl Store {
         // (see `Store::transact`), and the automatic checkpoint still bounds
         // the WAL.
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)?;
+        // With `bound_wal` after each commit: a long-running process's WAL stays under its
+        // limit (see `WAL_AUTOCHECKPOINT_PAGES`).
+        conn.pragma_update(
+            None,
+            "wal_autocheckpoint",
+            skillgate_store::WAL_AUTOCHECKPOINT_PAGES,
+        )?;
         // A commit is not synced by default (WAL mode: it survives a crash of the process,
         // and power loss leaves the database as of an earlier commit, never corrupt).
         // `Sync` syncs the commits that change enforcement state; every run's audit

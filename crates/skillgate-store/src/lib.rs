@@ -28,7 +28,10 @@ mod pgstore;
 mod sqlite;
 
 pub use pgstore::PgStore;
-pub use sqlite::{FILE_NAME, SqliteStore, WAL_LIMIT_BYTES, bound_wal, migrate as migrate_sqlite};
+pub use sqlite::{
+    FILE_NAME, SqliteStore, WAL_AUTOCHECKPOINT_PAGES, WAL_LIMIT_BYTES, bound_wal,
+    migrate as migrate_sqlite,
+};
 
 use serde::{Deserialize, Serialize};
 

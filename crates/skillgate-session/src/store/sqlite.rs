@@ -65,6 +65,14 @@ impl SqliteLog {
         // checkpoint still bounds the WAL.
         conn.set_db_config(DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
             .map_err(backend)?;
+        // With `fold_wal` after each commit: a long-running process's WAL stays under its
+        // limit (see `WAL_AUTOCHECKPOINT_PAGES`).
+        conn.pragma_update(
+            None,
+            "wal_autocheckpoint",
+            skillgate_store::WAL_AUTOCHECKPOINT_PAGES,
+        )
+        .map_err(backend)?;
         let migrations = migrations_for("BLOB");
         let refs: Vec<&str> = migrations.iter().map(String::as_str).collect();
         skillgate_store::migrate_sqlite(&mut conn, COMPONENT, &refs)?;

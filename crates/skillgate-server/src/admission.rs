@@ -284,7 +284,7 @@ impl Admission {
     /// Holds a shed answer when 429s are going out faster than the pace allows (see
     /// [`ShedPace`]); returns at once otherwise.
     pub async fn pace_shed(&self) {
-        if !self.take_shed_token() {
+        if !self.must_hold() {
             return;
         }
         tokio::time::sleep(self.pace.hold).await;
@@ -292,7 +292,7 @@ impl Admission {
     }
 
     /// Whether this shed answer must be held (and counts it as held).
-    fn take_shed_token(&self) -> bool {
+    fn must_hold(&self) -> bool {
         if self.pace.per_second == 0 || self.pace.hold.is_zero() {
             return false;
         }

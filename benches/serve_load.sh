@@ -97,7 +97,10 @@ for i in $(seq 1 "$AGENTS"); do key --agent "load-$i" --tenant acme >>"$WORK/age
 mkfifo "$WORK/out"
 # The keys' rate limit is lifted so that the admission control (--max-runs, --max-queued,
 # --max-queue-wait, --queue-order: their defaults) is what sheds.
-"$SG" serve --config "$CONFIG" --state-dir "$STATE" --listen 127.0.0.1:0 --rate-limit 1000000000 ${SERVE_ARGS:-} >"$WORK/out" 2>"$WORK/server.log" &
+# Skills run on the first python3 on the server's PATH (the example config names none):
+# the system's real interpreter, as in benches/cli_start.sh, not a version manager's build
+# that happens to be first on the caller's PATH.
+PATH=/usr/local/bin:/usr/bin:/bin "$SG" serve --config "$CONFIG" --state-dir "$STATE" --listen 127.0.0.1:0 --rate-limit 1000000000 ${SERVE_ARGS:-} >"$WORK/out" 2>"$WORK/server.log" &
 SERVER_PID=$!
 read -r _ _ ADDR <"$WORK/out"
 echo "serve (pid $SERVER_PID) on $ADDR, state $STATE" >&2

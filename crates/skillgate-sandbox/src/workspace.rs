@@ -1,37 +1,80 @@
 //! A session's workspace (`SandboxSpec::workspace`): a host directory the sandbox mounts
 //! writable. Its tree is handed to the sandbox user before each run, so files written
 //! on the host (an upload, a restored snapshot) can be changed by the run.
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::fs::{AtFlags, FileType, Gid, Mode, OFlags, Uid};
 use skillgate_core::ExecError;
+use std::ffi::CString;
 use std::path::Path;
+use std::sync::Arc;
+
+/// How a directory of the tree is opened: never through a link.
+const DIR: OFlags = OFlags::DIRECTORY
+    .union(OFlags::RDONLY)
+    .union(OFlags::NOFOLLOW)
+    .union(OFlags::CLOEXEC);
 
 /// Gives every entry of the tree at `root` (itself included) to `uid:gid`. Symbolic
-/// links are changed themselves, never followed; the walk is a loop over an explicit
-/// stack (a deep tree cannot overflow the host's stack).
+/// links are changed themselves, never followed. Every entry is changed relative to its
+/// directory's descriptor (a session's workspace has hundreds of files, handed over at
+/// every step), and the walk is a loop over an explicit stack (a deep tree cannot
+/// overflow the host's stack); a directory stays open only while entries beneath it
+/// wait on the stack.
 pub(crate) fn hand_over(root: &Path, uid: u32, gid: u32) -> Result<(), ExecError> {
-    let chown = |p: &Path| {
-        std::os::unix::fs::lchown(p, Some(uid), Some(gid))
-            .map_err(|e| ExecError::io(format!("handing {} to the sandbox user", p.display()), e))
+    let (uid, gid) = (Uid::from_raw(uid), Gid::from_raw(gid));
+    let fail = |what: &str, e: rustix::io::Errno| {
+        ExecError::io(
+            format!(
+                "handing the workspace {} to the sandbox user: {what}",
+                root.display()
+            ),
+            e.into(),
+        )
     };
-    chown(root)?;
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let entries = std::fs::read_dir(&dir)
-            .map_err(|e| ExecError::io(format!("reading the workspace {}", dir.display()), e))?;
-        for entry in entries {
-            let entry = entry.map_err(|e| {
-                ExecError::io(format!("reading the workspace {}", dir.display()), e)
-            })?;
-            let path = entry.path();
-            chown(&path)?;
-            let kind = entry
-                .file_type()
-                .map_err(|e| ExecError::io(format!("reading {}", path.display()), e))?;
-            if kind.is_dir() {
-                stack.push(path);
+    let top = rustix::fs::open(root, DIR, Mode::empty()).map_err(|e| fail("opening it", e))?;
+    rustix::fs::fchown(&top, Some(uid), Some(gid)).map_err(|e| fail("its root", e))?;
+    let mut stack: Vec<(Arc<OwnedFd>, CString)> = Vec::new();
+    let mut next = Some(Arc::new(top));
+    loop {
+        let dir = match next.take() {
+            Some(dir) => dir,
+            None => match stack.pop() {
+                Some((parent, name)) => Arc::new(
+                    rustix::fs::openat(parent.as_fd(), &name, DIR, Mode::empty())
+                        .map_err(|e| fail(&format!("opening {name:?}"), e))?,
+                ),
+                None => return Ok(()),
+            },
+        };
+        let mut entries =
+            rustix::fs::Dir::read_from(dir.as_fd()).map_err(|e| fail("reading", e))?;
+        while let Some(entry) = entries.read() {
+            let entry = entry.map_err(|e| fail("reading", e))?;
+            let name = entry.file_name();
+            if name == c"." || name == c".." {
+                continue;
+            }
+            rustix::fs::chownat(
+                dir.as_fd(),
+                name,
+                Some(uid),
+                Some(gid),
+                AtFlags::SYMLINK_NOFOLLOW,
+            )
+            .map_err(|e| fail(&format!("{name:?}"), e))?;
+            let kind = match entry.file_type() {
+                FileType::Unknown => {
+                    rustix::fs::statat(dir.as_fd(), name, AtFlags::SYMLINK_NOFOLLOW)
+                        .map(|st| FileType::from_raw_mode(st.st_mode))
+                        .map_err(|e| fail(&format!("{name:?}"), e))?
+                }
+                kind => kind,
+            };
+            if kind == FileType::Directory {
+                stack.push((dir.clone(), name.to_owned()));
             }
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]

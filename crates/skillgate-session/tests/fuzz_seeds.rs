@@ -95,3 +95,66 @@ fn an_archive_with_a_hard_link_or_a_path_out_is_refused() {
     }
     assert_eq!(refused.len(), 7, "hostile seeds checked: {refused:?}");
 }
+
+/// A tar of `entries`: (path, link target or file bytes, is a link).
+fn tar_of(entries: &[(&str, &[u8], bool)]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for (path, data, link) in entries {
+        let mut h = tar::Header::new_gnu();
+        if *link {
+            h.set_entry_type(tar::EntryType::Symlink);
+            h.set_size(0);
+            h.set_mode(0o777);
+            b.append_link(&mut h, path, std::str::from_utf8(data).unwrap())
+                .unwrap();
+        } else {
+            h.set_entry_type(tar::EntryType::Regular);
+            h.set_size(data.len() as u64);
+            h.set_mode(0o644);
+            b.append_data(&mut h, path, *data).unwrap();
+        }
+    }
+    b.into_inner().unwrap()
+}
+
+/// The restore writes each entry through its parent directory's descriptor and never
+/// follows a link: an entry beneath a link the archive made is refused (and nothing lands
+/// where the link points), and so is a second file at one path (a snapshot has one).
+#[test]
+fn an_entry_beneath_a_link_or_a_second_file_at_one_path_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (ws, outside) = (tmp.path().join("ws"), tmp.path().join("outside"));
+    std::fs::create_dir(&outside).unwrap();
+    let target = outside.to_str().unwrap().as_bytes();
+    let cases: [(&str, Vec<u8>); 3] = [
+        (
+            "beneath a link out",
+            tar_of(&[("out", target, true), ("out/planted", b"x", false)]),
+        ),
+        (
+            "beneath a link in",
+            tar_of(&[
+                ("d/f", b"y", false),
+                ("l", b"d", true),
+                ("l/planted", b"x", false),
+            ]),
+        ),
+        (
+            "a second file",
+            tar_of(&[("a.txt", b"one", false), ("a.txt", b"two", false)]),
+        ),
+    ];
+    for (what, tar) in cases {
+        std::fs::create_dir(&ws).unwrap();
+        let err = snapshot::unpack_digest(&fuzz::gzip(&tar), &ws)
+            .expect_err(&format!("{what}: unpacked"));
+        assert!(err.to_string().contains("restoring `"), "{what}: {err}");
+        assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0, "{what}");
+        assert!(!ws.join("d/planted").exists(), "{what}");
+        if what == "a second file" {
+            // The first is never overwritten.
+            assert_eq!(std::fs::read(ws.join("a.txt")).unwrap(), b"one");
+        }
+        std::fs::remove_dir_all(&ws).unwrap();
+    }
+}

@@ -14,6 +14,8 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+mod unpack;
+
 /// What a walk found at one relative path.
 enum Entry {
     Dir(u32),
@@ -176,7 +178,7 @@ impl<R: Read> Read for HashingRead<R> {
 /// Unpacks `archive` into the (empty) directory `root`. Permission bits are kept
 /// (never set-id or sticky bits, whatever the archive says), owners and times are not;
 /// nothing is written outside `root`. An archive holding what no snapshot holds is
-/// refused before anything is written (see [`unpack_digest`]).
+/// refused (see [`unpack_digest`]).
 pub fn unpack(archive: &[u8], root: &Path) -> std::io::Result<()> {
     unpack_digest(archive, root).map(drop)
 }
@@ -188,36 +190,24 @@ pub fn unpack(archive: &[u8], root: &Path) -> std::io::Result<()> {
 ///
 /// Every entry is checked before it is written: only directories, regular files and
 /// symbolic links (what [`pack`] writes), each at a relative path of plain names (no
-/// `..`, `.` or root), and never beneath a link (tar's own check). Anything else (a
-/// hard link, a device, a sparse file, a path out) is an error, and the caller throws the
-/// part already written away with the workspace: a digest is only ever returned for the
-/// whole tree. Directories are made last, as tar's own unpack does, so a directory's
-/// mode never keeps its own entries out.
+/// `..`, `.` or root), and never beneath a link: each entry is written relative to its
+/// parent directory's descriptor, and no component is followed through a link. Anything
+/// else (a hard link, a device, a sparse file, a path out, a second file at one path) is
+/// an error, and the caller throws the part already written away with the workspace: a
+/// digest is only ever returned for the whole tree. Directories get their modes last, so
+/// a directory's mode never keeps its own entries out.
 pub fn unpack_digest(archive: &[u8], root: &Path) -> std::io::Result<String> {
     let mut a = tar::Archive::new(HashingRead {
         hash: Sha256::new(),
         inner: GzDecoder::new(archive),
     });
-    // `false`: the mode is masked with 0o777.
-    a.set_preserve_permissions(false);
-    a.set_preserve_mtime(false);
-    a.set_preserve_ownerships(false);
-    a.set_unpack_xattrs(false);
-    a.set_overwrite(true);
-    let mut dirs = Vec::new();
+    let mut out = unpack::Unpacker::new(root)?;
     for entry in a.entries()? {
         let mut entry = entry?;
-        let kind = entry.header().entry_type();
-        check_entry(kind, &entry.path()?)?;
-        if kind == tar::EntryType::Directory {
-            dirs.push(entry);
-        } else {
-            unpack_entry(&mut entry, root)?;
-        }
+        check_entry(entry.header().entry_type(), &entry.path()?)?;
+        out.entry(&mut entry)?;
     }
-    for mut dir in dirs {
-        unpack_entry(&mut dir, root)?;
-    }
+    out.finish()?;
     // The archive's end (its zero blocks and padding) is part of what the digest hashes.
     let mut rest = a.into_inner();
     std::io::copy(&mut rest, &mut std::io::sink())?;
@@ -247,19 +237,6 @@ fn check_entry(kind: tar::EntryType, path: &Path) -> std::io::Result<()> {
         )));
     }
     Ok(())
-}
-
-/// Writes one checked entry beneath `root`; tar refuses one that would land outside
-/// (through a link an earlier entry made), and so does this.
-fn unpack_entry<R: Read>(entry: &mut tar::Entry<'_, R>, root: &Path) -> std::io::Result<()> {
-    if entry.unpack_in(root)? {
-        Ok(())
-    } else {
-        Err(std::io::Error::other(format!(
-            "a snapshot entry would be written outside the workspace: `{}`",
-            entry.path()?.display()
-        )))
-    }
 }
 
 /// The bytes of the regular file `path` in `archive` (at most `cap`), `None` when it

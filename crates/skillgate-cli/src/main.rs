@@ -72,8 +72,25 @@ impl<E: std::fmt::Display> From<E> for UsageError {
     }
 }
 
+/// `RUST_LOG` set: the one-shot commands log to stderr as it says (for example
+/// `RUST_LOG=skillgate_session::timing=debug,skillgate_sandbox::timing=debug` times a
+/// session step's phases). Unset, nothing is installed (a command's start stays lean).
+/// `serve` and `mcp` install their own.
+fn log_if_asked(command: &Command) {
+    if matches!(command, Command::Serve(_) | Command::Mcp(_)) {
+        return;
+    }
+    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_default_env() {
+        let _ = tracing_subscriber::fmt()
+            .with_writer(std::io::stderr)
+            .with_env_filter(filter)
+            .try_init();
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    log_if_asked(&cli.command);
     let result = match cli.command {
         Command::Run(args) => cmd::run::run(args),
         Command::Emit(args) => cmd::emit::run(args),

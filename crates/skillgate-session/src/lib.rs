@@ -64,7 +64,7 @@ pub use native::{
 pub use sessions::{
     BackendFactory, Divergence, ExecReport, Owner, ReplayReport, Restored, Sessions, Settings,
 };
-pub use store::{GcReport, LogStore, PgLog, SessionLock, SqliteLog};
+pub use store::{GcReport, LogStore, PgLog, SessionLock, SnapshotIn, SqliteLog};
 
 /// The store these settings name: [`PgLog`] at `[store] url`, else [`SqliteLog`] in
 /// `state_dir`.

@@ -16,7 +16,7 @@ use crate::model::{
     StepSpec, UploadRecord, now_ms,
 };
 use crate::snapshot::Packed;
-use crate::store::{BlobIn, GcReport, LogStore, SessionLock};
+use crate::store::{BlobIn, GcReport, LogStore, SessionLock, SnapshotIn};
 use serde::Serialize;
 use skillgate_core::{ExecOutcome, Skill, Status};
 use std::collections::HashMap;
@@ -292,7 +292,9 @@ impl<B: Backend> Sessions<B> {
         if spec.cwd.is_empty() {
             spec.cwd = session.default_cwd.clone();
         }
+        let begun = std::time::Instant::now();
         let mut lock = self.lock(id)?;
+        let locked = std::time::Instant::now();
         let (mut warm, restored) = self.to_head(&session, false).await?;
         let started = std::time::Instant::now();
         let outcome = warm
@@ -300,7 +302,8 @@ impl<B: Backend> Sessions<B> {
             .apply(Action::Step(&spec))
             .await?
             .ok_or_else(|| SessionError::Backend("a step gave no outcome".into()))?;
-        let duration_ms = started.elapsed().as_millis() as u64;
+        let stepped = std::time::Instant::now();
+        let duration_ms = (stepped - started).as_millis() as u64;
         if !ran(&outcome) {
             // Nothing ran, so nothing changed: the workspace stays warm.
             if outcome.status == Status::Denied || outcome.status == Status::Blocked {
@@ -321,6 +324,7 @@ impl<B: Backend> Sessions<B> {
         } else {
             None
         };
+        let packed_at = std::time::Instant::now();
         let workspace_digest = match &packed {
             Some(p) => p.workspace_digest.clone(),
             None => warm.backend.digest()?,
@@ -355,17 +359,40 @@ impl<B: Backend> Sessions<B> {
         if !lock.held() {
             return Err(SessionError::LockLost(id.to_string()));
         }
-        let event = self
-            .store
-            .append(id, &EventKind::Step(Box::new(record)), &blobs)?;
+        // The step and the snapshot after it are one transaction (one commit).
+        let with = packed.as_ref().map(|p| SnapshotIn {
+            sha256: &p.sha256,
+            workspace_digest: &p.workspace_digest,
+            archive: &p.archive,
+        });
+        let event = self.store.append_with_snapshot(
+            id,
+            &EventKind::Step(Box::new(record)),
+            &blobs,
+            with,
+        )?;
         warm.seq = event.seq;
         warm.key = event.key.clone();
         warm.steps_since_snapshot += 1;
         warm.ms_since_snapshot += duration_ms;
-        let snapshot = match packed {
-            Some(p) => Some(self.store_snapshot(id, &mut warm, p)?),
-            None => None,
-        };
+        let snapshot = with.map(|s| {
+            warm.steps_since_snapshot = 0;
+            warm.ms_since_snapshot = 0;
+            s.at(&event)
+        });
+        let us = |a: std::time::Instant, b: std::time::Instant| (b - a).as_micros();
+        let ended = std::time::Instant::now();
+        tracing::debug!(
+            target: "skillgate_session::timing",
+            lock_us = us(begun, locked),
+            to_head_us = us(locked, started),
+            step_us = us(started, stepped),
+            pack_us = us(stepped, packed_at),
+            digest_and_record_us = us(packed_at, ended),
+            warm = restored.warm,
+            replayed = restored.replayed,
+            "session step"
+        );
         self.keep_warm(id, warm);
         drop(lock);
         Ok(ExecReport {

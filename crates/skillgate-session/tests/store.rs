@@ -5,7 +5,7 @@ mod common;
 use common::Db;
 use skillgate_core::{Language, Status};
 use skillgate_session::key::{GENESIS, chain, sha256_hex};
-use skillgate_session::store::BlobIn;
+use skillgate_session::store::{BlobIn, SnapshotIn};
 use skillgate_session::{
     ArtifactRef, EventKind, Session, SnapshotRef, StepRecord, StepResult, StepSpec, UploadRecord,
 };
@@ -161,6 +161,64 @@ fn sqlite_log_contract() {
 #[test]
 fn postgres_log_contract() {
     contract(&Db::pg("session_contract"));
+}
+
+/// A step and the snapshot taken after it are one transaction: both are there, the
+/// snapshot at the step's sequence number and key; or, when either is refused, neither.
+fn step_with_snapshot(db: &Db) {
+    let store = db.open();
+    store.create(&session(ID)).unwrap();
+    let png = b"\x89PNG fake".to_vec();
+    let archive = b"the workspace after step 1".to_vec();
+    let sha = sha256_hex(&archive);
+    let with = SnapshotIn {
+        sha256: &sha,
+        workspace_digest: "w1",
+        archive: &archive,
+    };
+    let e1 = store
+        .append_with_snapshot(
+            ID,
+            &step(&png),
+            &[BlobIn::new(&sha256_hex(&png), &png)],
+            Some(with),
+        )
+        .unwrap();
+    let other = db.open();
+    assert_eq!(other.snapshots(ID).unwrap(), vec![with.at(&e1)]);
+    assert_eq!(with.at(&e1).key, e1.key);
+    assert_eq!(other.blob(&sha).unwrap().unwrap(), archive);
+
+    // A snapshot whose address is not its archive's digest: the step is not kept either.
+    let wrong = SnapshotIn {
+        sha256: &sha,
+        workspace_digest: "w2",
+        archive: b"other bytes",
+    };
+    assert!(
+        store
+            .append_with_snapshot(
+                ID,
+                &upload(b"x"),
+                &[BlobIn::new(&sha256_hex(b"x"), b"x")],
+                Some(wrong)
+            )
+            .is_err()
+    );
+    assert_eq!(other.head(ID).unwrap(), (1, e1.key.clone()));
+    assert_eq!(other.snapshots(ID).unwrap().len(), 1);
+    assert!(other.blob(&sha256_hex(b"x")).unwrap().is_none());
+}
+
+#[test]
+fn sqlite_step_and_its_snapshot_are_one_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    step_with_snapshot(&Db::sqlite(dir.path()));
+}
+
+#[test]
+fn postgres_step_and_its_snapshot_are_one_commit() {
+    step_with_snapshot(&Db::pg("session_step_snapshot"));
 }
 
 /// Concurrent appenders (separate connections, as separate processes have) get

@@ -89,6 +89,29 @@ impl<'a> BlobIn<'a> {
     }
 }
 
+/// A snapshot to store with the event being appended ([`LogStore::append_with_snapshot`]).
+#[derive(Debug, Clone, Copy)]
+pub struct SnapshotIn<'a> {
+    /// The compressed archive's address (lowercase hex sha256 of `archive`).
+    pub sha256: &'a str,
+    /// The digest of the tree it holds.
+    pub workspace_digest: &'a str,
+    /// The compressed archive.
+    pub archive: &'a [u8],
+}
+
+impl SnapshotIn<'_> {
+    /// The stored snapshot's reference once it is at `event`.
+    pub fn at(&self, event: &Event) -> SnapshotRef {
+        SnapshotRef {
+            seq: event.seq,
+            key: event.key.clone(),
+            sha256: self.sha256.to_string(),
+            workspace_digest: self.workspace_digest.to_string(),
+        }
+    }
+}
+
 /// What [`LogStore::gc`] removed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct GcReport {
@@ -123,8 +146,24 @@ pub trait LogStore: Send + Sync + std::fmt::Debug {
     /// Appends an event to session `id`: allocates its sequence number, chains its key on
     /// the previous event's, and stores it with `blobs`, all in one transaction. Nothing
     /// of it is visible unless all of it is.
-    fn append(&self, id: &str, kind: &EventKind, blobs: &[BlobIn<'_>])
-    -> Result<Event, StoreError>;
+    fn append(
+        &self,
+        id: &str,
+        kind: &EventKind,
+        blobs: &[BlobIn<'_>],
+    ) -> Result<Event, StoreError> {
+        self.append_with_snapshot(id, kind, blobs, None)
+    }
+    /// [`append`](Self::append), and in the same transaction `snapshot` (the workspace as
+    /// the event leaves it) at the event's sequence number and key: a step and the
+    /// snapshot taken after it cost one commit (one disk sync), not two.
+    fn append_with_snapshot(
+        &self,
+        id: &str,
+        kind: &EventKind,
+        blobs: &[BlobIn<'_>],
+        snapshot: Option<SnapshotIn<'_>>,
+    ) -> Result<Event, StoreError>;
     /// The events of session `id` after sequence number `after` (0: all), in order.
     fn events(&self, id: &str, after: u64) -> Result<Vec<Event>, StoreError>;
     /// The sequence number and key of session `id`'s last event (`(0, GENESIS)` for none).

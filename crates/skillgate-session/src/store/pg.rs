@@ -1,8 +1,8 @@
 //! [`PgLog`]: sessions in a PostgreSQL database (`[store] url`), shared by every process
 //! naming it, through `skillgate-store`'s connection ([`PgConn`]).
 use super::{
-    BlobIn, COMPONENT, GcReport, LogStore, SessionLock, check_blob, event_from, migrations_for,
-    payload, referenced,
+    BlobIn, COMPONENT, GcReport, LogStore, SessionLock, SnapshotIn, check_blob, event_from,
+    migrations_for, payload, referenced,
 };
 use crate::key::{GENESIS, chain};
 use crate::model::{Event, EventKind, Session, SnapshotRef, now_ms};
@@ -66,6 +66,24 @@ fn put_blob(tx: &mut Transaction<'_>, b: &BlobIn<'_>) -> Result<(), postgres::Er
     .map(drop)
 }
 
+/// Stores snapshot `s` of session `id` and its archive (replacing one at the same position).
+fn insert_snapshot(
+    tx: &mut Transaction<'_>,
+    id: &str,
+    s: &SnapshotRef,
+    archive: &[u8],
+) -> Result<(), postgres::Error> {
+    put_blob(tx, &BlobIn::new(&s.sha256, archive))?;
+    tx.execute(
+        "INSERT INTO session_snapshots (session_id, seq, cache_key, sha256, workspace_digest, created_ms) \
+         VALUES ($1, $2, $3, $4, $5, $6) \
+         ON CONFLICT (session_id, seq) DO UPDATE SET cache_key = excluded.cache_key, \
+         sha256 = excluded.sha256, workspace_digest = excluded.workspace_digest, created_ms = excluded.created_ms",
+        &[&id, &(s.seq as i64), &s.key, &s.sha256, &s.workspace_digest, &now_ms()],
+    )
+    .map(drop)
+}
+
 const SESSION_COLUMNS: &str = "id, tenant, agent, created_ms, default_cwd";
 
 /// The advisory lock's name for session `id` (hashed to 64 bits by the server).
@@ -120,15 +138,19 @@ impl LogStore for PgLog {
         })
     }
 
-    fn append(
+    fn append_with_snapshot(
         &self,
         id: &str,
         kind: &EventKind,
         blobs: &[BlobIn<'_>],
+        snapshot: Option<SnapshotIn<'_>>,
     ) -> Result<Event, StoreError> {
         let text = payload(kind)?;
         for b in blobs {
             check_blob(b)?;
+        }
+        if let Some(s) = &snapshot {
+            check_blob(&BlobIn::new(s.sha256, s.archive))?;
         }
         let shown = self.conn.url().to_string();
         self.conn.with_store(|c| {
@@ -172,13 +194,17 @@ impl LogStore for PgLog {
                 &[&id, &seq, &kind.name(), &key, &text, &created_ms],
             )
             .map_err(pg)?;
-            tx.commit().map_err(pg)?;
-            Ok(Event {
+            let event = Event {
                 seq: seq as u64,
                 key,
                 created_ms,
                 kind: kind.clone(),
-            })
+            };
+            if let Some(s) = snapshot {
+                insert_snapshot(&mut tx, id, &s.at(&event), s.archive).map_err(pg)?;
+            }
+            tx.commit().map_err(pg)?;
+            Ok(event)
         })
     }
 
@@ -222,18 +248,10 @@ impl LogStore for PgLog {
     }
 
     fn add_snapshot(&self, id: &str, s: &SnapshotRef, archive: &[u8]) -> Result<(), StoreError> {
-        let blob = BlobIn::new(&s.sha256, archive);
-        check_blob(&blob)?;
+        check_blob(&BlobIn::new(&s.sha256, archive))?;
         self.conn.with(|c| {
             let mut tx = c.transaction()?;
-            put_blob(&mut tx, &blob)?;
-            tx.execute(
-                "INSERT INTO session_snapshots (session_id, seq, cache_key, sha256, workspace_digest, created_ms) \
-                 VALUES ($1, $2, $3, $4, $5, $6) \
-                 ON CONFLICT (session_id, seq) DO UPDATE SET cache_key = excluded.cache_key, \
-                 sha256 = excluded.sha256, workspace_digest = excluded.workspace_digest, created_ms = excluded.created_ms",
-                &[&id, &(s.seq as i64), &s.key, &s.sha256, &s.workspace_digest, &now_ms()],
-            )?;
+            insert_snapshot(&mut tx, id, s, archive)?;
             tx.commit()
         })
     }

@@ -1,8 +1,8 @@
 //! [`SqliteLog`]: sessions in `sessions.db` in the state directory, and one lock file
 //! per session beside it (`session-locks/<id>.lock`).
 use super::{
-    BlobIn, COMPONENT, GcReport, LogStore, SessionLock, check_blob, event_from, migrations_for,
-    payload, referenced,
+    BlobIn, COMPONENT, GcReport, LogStore, SessionLock, SnapshotIn, check_blob, event_from,
+    migrations_for, payload, referenced,
 };
 use crate::key::{GENESIS, chain};
 use crate::model::{Event, EventKind, Session, SnapshotRef, now_ms};
@@ -138,6 +138,25 @@ fn add_ref(tx: &rusqlite::Transaction<'_>, id: &str, sha256: &str) -> Result<(),
     .map_err(backend)
 }
 
+/// Stores snapshot `s` of session `id` and its archive (replacing one at the same position).
+fn insert_snapshot(
+    tx: &rusqlite::Transaction<'_>,
+    id: &str,
+    s: &SnapshotRef,
+    archive: &[u8],
+) -> Result<(), StoreError> {
+    put_blob(tx, &BlobIn::new(&s.sha256, archive))?;
+    tx.execute(
+        "INSERT INTO session_snapshots (session_id, seq, cache_key, sha256, workspace_digest, created_ms) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+         ON CONFLICT (session_id, seq) DO UPDATE SET cache_key = excluded.cache_key, \
+         sha256 = excluded.sha256, workspace_digest = excluded.workspace_digest, created_ms = excluded.created_ms",
+        params![id, s.seq as i64, s.key, s.sha256, s.workspace_digest, now_ms()],
+    )
+    .map(drop)
+    .map_err(backend)
+}
+
 const SESSION_COLUMNS: &str = "id, tenant, agent, created_ms, default_cwd";
 
 impl LogStore for SqliteLog {
@@ -212,11 +231,12 @@ impl LogStore for SqliteLog {
         Ok(removed)
     }
 
-    fn append(
+    fn append_with_snapshot(
         &self,
         id: &str,
         kind: &EventKind,
         blobs: &[BlobIn<'_>],
+        snapshot: Option<SnapshotIn<'_>>,
     ) -> Result<Event, StoreError> {
         let text = payload(kind)?;
         self.with(|c| {
@@ -258,14 +278,18 @@ impl LogStore for SqliteLog {
                 params![id, seq, kind.name(), key, text, created_ms],
             )
             .map_err(backend)?;
-            tx.commit().map_err(backend)?;
-            fold_wal(c);
-            Ok(Event {
+            let event = Event {
                 seq: seq as u64,
                 key,
                 created_ms,
                 kind: kind.clone(),
-            })
+            };
+            if let Some(s) = snapshot {
+                insert_snapshot(&tx, id, &s.at(&event), s.archive)?;
+            }
+            tx.commit().map_err(backend)?;
+            fold_wal(c);
+            Ok(event)
         })
     }
 
@@ -323,15 +347,7 @@ impl LogStore for SqliteLog {
             let tx = c
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(backend)?;
-            put_blob(&tx, &BlobIn::new(&s.sha256, archive))?;
-            tx.execute(
-                "INSERT INTO session_snapshots (session_id, seq, cache_key, sha256, workspace_digest, created_ms) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
-                 ON CONFLICT (session_id, seq) DO UPDATE SET cache_key = excluded.cache_key, \
-                 sha256 = excluded.sha256, workspace_digest = excluded.workspace_digest, created_ms = excluded.created_ms",
-                params![id, s.seq as i64, s.key, s.sha256, s.workspace_digest, now_ms()],
-            )
-            .map_err(backend)?;
+            insert_snapshot(&tx, id, s, archive)?;
             tx.commit().map_err(backend)?;
             fold_wal(c);
             Ok(())

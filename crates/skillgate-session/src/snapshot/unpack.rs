@@ -142,15 +142,13 @@ impl Unpacker {
         Ok(())
     }
 
-    /// Sets the listed directories' modes (the last listing of one wins), deepest
-    /// first is not needed: each is changed through its own descriptor.
+    /// Sets the listed directories' modes, in archive order (the last listing of one
+    /// wins); each is changed through its own descriptor, so no order among them matters.
     pub(super) fn finish(mut self) -> std::io::Result<()> {
         let modes = std::mem::take(&mut self.modes);
         for (dir, mode) in modes {
-            let fd = self
-                .dir(&dir)
-                .map_err(|e| context(&dir.iter().collect::<std::path::PathBuf>(), "its mode", e))?;
-            rustix::fs::fchmod(fd, Mode::from(mode))
+            self.dir(&dir)
+                .and_then(|fd| rustix::fs::fchmod(fd, Mode::from(mode)))
                 .map_err(|e| context(&dir.iter().collect::<std::path::PathBuf>(), "its mode", e))?;
         }
         Ok(())

@@ -88,6 +88,28 @@ impl SeccompConfig {
         Ok(with_violation(resolve_preset(&name)?, violation.action()))
     }
 
+    /// Every profile a run can get under this config: each language's, each tenant's,
+    /// and each of them as the network layer widens it for a run that may reach
+    /// destinations (`permit_inet`), without repeats. What a node must hold for
+    /// `Localhost` profiles (`skillgate emit k8s-profile-installer`).
+    pub fn profiles(&self) -> Result<Vec<SeccompProfile>, ConfineError> {
+        let mut all: Vec<SeccompProfile> = Vec::new();
+        for language in Language::ALL {
+            let overs = std::iter::once(None).chain(self.tenants.values().map(Some));
+            for over in overs {
+                let profile = self.profile_for(over, language)?;
+                let mut widened = profile.clone();
+                permit_inet(&mut widened);
+                for p in [profile, widened] {
+                    if !all.contains(&p) {
+                        all.push(p);
+                    }
+                }
+            }
+        }
+        Ok(all)
+    }
+
     /// Loads every profile the config names (a missing preset is an error now, not at
     /// the first request) and builds the layer.
     pub fn build_layer(&self) -> Result<SeccompLayer, ConfineError> {

@@ -9,11 +9,20 @@
 //!   or `crun`, with no daemon;
 //! - `jupyter`: [`jupyter::JupyterExecutor`], one kernel per run through a Jupyter Kernel
 //!   Gateway (no isolation of its own: its capabilities say so);
+//! - `kubernetes`: [`kubernetes::KubernetesExecutor`], one hardened pod per run on a
+//!   cluster, with a NetworkPolicy per tenant;
 //! - `conformance`: [`conformance`], a test suite that checks any executor against the
 //!   executor contract (JSON in and out, exit codes, separate streams, timeouts, limits,
 //!   containment, artifacts, cleanup).
 
-#[cfg(any(feature = "docker", feature = "oci", feature = "jupyter"))]
+#[cfg(any(feature = "docker", feature = "kubernetes"))]
+pub mod archive;
+#[cfg(any(
+    feature = "docker",
+    feature = "oci",
+    feature = "jupyter",
+    feature = "kubernetes"
+))]
 mod capture;
 #[cfg(feature = "conformance")]
 pub mod conformance;
@@ -21,7 +30,9 @@ pub mod conformance;
 pub mod docker;
 #[cfg(feature = "jupyter")]
 pub mod jupyter;
+#[cfg(feature = "kubernetes")]
+pub mod kubernetes;
 #[cfg(feature = "oci")]
 pub mod oci;
-#[cfg(any(feature = "docker", feature = "oci"))]
+#[cfg(any(feature = "docker", feature = "oci", feature = "kubernetes"))]
 pub mod run_dir;

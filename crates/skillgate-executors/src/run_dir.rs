@@ -42,6 +42,7 @@ pub fn container_env(spec: &SandboxSpec) -> Vec<String> {
 
 /// Makes the run's folder readable by the container's user (the skill's code is bound
 /// read-only from it); the folder's name is random and only the code is in it.
+#[cfg(any(feature = "docker", feature = "oci"))]
 pub(crate) fn open_to_container(dir: &WorkDir) -> Result<(), ExecError> {
     use std::os::unix::fs::PermissionsExt;
     let set = |p: &Path, mode: u32| {

@@ -6,35 +6,12 @@
 #![cfg(all(feature = "docker", feature = "conformance"))]
 use skillgate_executors::conformance::{Kit, Report, Verdict};
 use skillgate_executors::docker::{DockerExecutor, DockerSettings, image};
-use skillgate_runtime::{Catalog, InstallOptions, Installed, Store};
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::{Arc, Mutex, OnceLock};
+mod common;
+use common::{Service, python_runtime, value_of};
+use std::sync::Arc;
 
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// `scripts/services CMD NAME`; its stdout.
 fn services(cmd: &str, name: &str) -> String {
-    let out = Command::new(repo_root().join("scripts/services"))
-        .args([cmd, name])
-        .output()
-        .expect("running scripts/services");
-    assert!(
-        out.status.success(),
-        "scripts/services {cmd} {name} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// Stops the service when the test ends, passed or not.
-struct Service(&'static str);
-impl Drop for Service {
-    fn drop(&mut self) {
-        services("down", self.0);
-    }
+    common::services(&[cmd, name])
 }
 
 /// One test at a time per service (each stops it when done).
@@ -48,35 +25,7 @@ async fn lock(name: &str) -> tokio::sync::MutexGuard<'static, ()> {
 }
 
 fn socket_of(config: &str) -> String {
-    config
-        .lines()
-        .find_map(|l| l.strip_prefix("socket = "))
-        .map(|s| s.trim_matches('"').to_string())
-        .unwrap_or_else(|| panic!("no socket in the printed config: {config}"))
-}
-
-/// The `python` runtime, installed once into a scratch store, and its OCI archive.
-fn python_runtime() -> &'static (Installed, PathBuf) {
-    static RT: OnceLock<(Installed, PathBuf)> = OnceLock::new();
-    static LOCK: Mutex<()> = Mutex::new(());
-    let _g = LOCK.lock().unwrap();
-    RT.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap().keep();
-        let catalog = Catalog::builtin().unwrap();
-        let installed = Store::new(dir.join("store"))
-            .install(
-                catalog.get("python").unwrap(),
-                &InstallOptions {
-                    offline: true,
-                    ..InstallOptions::default()
-                },
-                &mut |_| {},
-            )
-            .expect("installing the python runtime");
-        let archive = dir.join("python.oci.tar");
-        skillgate_runtime::export_oci_archive(&installed, &archive).expect("exporting it");
-        (installed, archive)
-    })
+    value_of(config, "socket")
 }
 
 /// The kit against the engine `name`, with each OCI runtime of `runtimes` (`None`: the

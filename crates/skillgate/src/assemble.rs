@@ -198,14 +198,46 @@ fn build(
             .with_statement(config.executor.statement.clone())
     };
     let ex = &config.executor;
-    let (docker, oci, jupyter) = (
+    let (docker, oci, jupyter, k8s) = (
         ExecutorKind::Docker,
         ExecutorKind::Oci,
         ExecutorKind::Jupyter,
+        ExecutorKind::Kubernetes,
     );
     let set = [
         ("socket", ex.socket.is_some(), &[docker][..]),
-        ("image", ex.image.is_some(), &[docker][..]),
+        ("image", ex.image.is_some(), &[docker, k8s][..]),
+        ("kubeconfig", ex.kubeconfig.is_some(), &[k8s][..]),
+        ("namespace", ex.namespace.is_some(), &[k8s][..]),
+        (
+            "image_pull_policy",
+            ex.image_pull_policy.is_some(),
+            &[k8s][..],
+        ),
+        (
+            "node_seccomp_dir",
+            ex.node_seccomp_dir.is_some(),
+            &[k8s][..],
+        ),
+        (
+            "profiles_installed",
+            ex.profiles_installed.is_some(),
+            &[k8s][..],
+        ),
+        ("egress_enforced", ex.egress_enforced.is_some(), &[k8s][..]),
+        (
+            "profile_configmap",
+            ex.profile_configmap.is_some(),
+            &[k8s][..],
+        ),
+        ("node_pids_limit", ex.node_pids_limit.is_some(), &[k8s][..]),
+        (
+            "node_enforces_rlimits",
+            ex.node_enforces_rlimits.is_some(),
+            &[k8s][..],
+        ),
+        ("max_concurrent", ex.max_concurrent.is_some(), &[k8s][..]),
+        ("runtime_classes", ex.runtime_classes.is_some(), &[k8s][..]),
         ("runtime", ex.runtime.is_some(), &[docker, oci][..]),
         ("state_root", ex.state_root.is_some(), &[oci][..]),
         ("url", ex.url.is_some(), &[jupyter][..]),
@@ -291,6 +323,14 @@ fn build(
                     s.enforces_list()
                 ));
             }
+            if enabled(LayerName::Isolation) {
+                builder =
+                    builder.layer_at(LayerName::Isolation, isolation(executor.capabilities()));
+            }
+            builder.build(executor)
+        }
+        ExecutorKind::Kubernetes => {
+            let executor = kubernetes_executor(config)?;
             if enabled(LayerName::Isolation) {
                 builder =
                     builder.layer_at(LayerName::Isolation, isolation(executor.capabilities()));
@@ -421,6 +461,44 @@ pub fn jupyter_executor(_: &Config) -> Result<ProcessExecutor, AssembleError> {
         message:
             "[executor] kind = \"jupyter\": this skillgate was built without the `jupyter` feature"
                 .into(),
+    })
+}
+
+/// The Kubernetes executor of `[executor] kind = "kubernetes"`.
+#[cfg(feature = "kubernetes")]
+pub fn kubernetes_executor(
+    config: &Config,
+) -> Result<skillgate_executors::kubernetes::KubernetesExecutor, AssembleError> {
+    use skillgate_executors::kubernetes::{KubernetesExecutor, KubernetesSettings};
+    let ex = &config.executor;
+    let mut s = KubernetesSettings::new(ex.namespace.as_deref().unwrap_or("skillgate"));
+    s.kubeconfig = ex.kubeconfig.clone();
+    s.image = ex.image.clone();
+    if let Some(p) = &ex.image_pull_policy {
+        s.image_pull_policy = p.clone();
+    }
+    s.node_seccomp_dir = ex.node_seccomp_dir.clone();
+    s.profiles_installed = ex.profiles_installed.unwrap_or(false);
+    s.profile_configmap = ex.profile_configmap.clone();
+    s.egress_enforced = ex.egress_enforced.unwrap_or(false);
+    s.node_pids_limit = ex.node_pids_limit;
+    s.node_enforces_rlimits = ex.node_enforces_rlimits.unwrap_or(false);
+    if let Some(n) = ex.max_concurrent {
+        s.max_concurrent = n;
+    }
+    s.runtime_classes = ex.runtime_classes.clone().unwrap_or_default();
+    KubernetesExecutor::new(s).map_err(|e| AssembleError {
+        layer: LayerName::Executor,
+        message: format!("[executor] kind = \"kubernetes\": {e}"),
+    })
+}
+
+/// Without the `kubernetes` feature, `kind = "kubernetes"` is an error saying so.
+#[cfg(not(feature = "kubernetes"))]
+pub fn kubernetes_executor(_: &Config) -> Result<ProcessExecutor, AssembleError> {
+    Err(AssembleError {
+        layer: LayerName::Executor,
+        message: "[executor] kind = \"kubernetes\": this skillgate was built without the `kubernetes` feature".into(),
     })
 }
 

@@ -136,6 +136,35 @@ pub struct ExecutorConfig {
     /// isolation layer then lets runs proceed that need only what it names, and says so
     /// in their reports and audit records (see [`skillgate_core::OperatorStatement`]).
     pub statement: Option<skillgate_core::OperatorStatement>,
+    /// `kubernetes`: the kubeconfig (default: `KUBECONFIG`, `~/.kube/config`, or the
+    /// in-cluster service account).
+    pub kubeconfig: Option<PathBuf>,
+    /// `kubernetes`: the namespace of the runs' pods (default `skillgate`; it must exist).
+    pub namespace: Option<String>,
+    /// `kubernetes`: `Always`, `IfNotPresent` (the default) or `Never`.
+    pub image_pull_policy: Option<String>,
+    /// `kubernetes`: the node's seccomp profile root, when this process can write it (a
+    /// one-node cluster): profiles are installed there before each run.
+    pub node_seccomp_dir: Option<PathBuf>,
+    /// `kubernetes`: the operator states that the profile installer
+    /// (`skillgate emit k8s-profile-installer`) runs on every node.
+    pub profiles_installed: Option<bool>,
+    /// `kubernetes`: the installer's ConfigMap (`namespace/name`), where a run's profile
+    /// is looked up before its pod is created.
+    pub profile_configmap: Option<String>,
+    /// `kubernetes`: the operator states that the cluster enforces NetworkPolicy egress
+    /// (a policy engine, or pods with no way out). Without it every run is refused.
+    pub egress_enforced: Option<bool>,
+    /// `kubernetes`: the kubelet's `podPidsLimit` on every node (the process limit).
+    pub node_pids_limit: Option<u32>,
+    /// `kubernetes`: the operator states that the node's runtime sets every container's
+    /// rlimits (needed for JavaScript skills).
+    pub node_enforces_rlimits: Option<bool>,
+    /// `kubernetes`: pods at once (default 16); the rest queue.
+    pub max_concurrent: Option<usize>,
+    /// `kubernetes`: `[executor.runtime_classes]`, a RuntimeClass per tier above
+    /// `container` (`micro_vm = "gvisor"`).
+    pub runtime_classes: Option<std::collections::BTreeMap<skillgate_core::RuntimeTier, String>>,
 }
 
 /// The executors `skillgate run` can assemble.
@@ -160,6 +189,8 @@ pub enum ExecutorKind {
     /// every run on it unless that layer is disabled or `[executor.statement]` states
     /// that the remote side enforces the rest.
     Jupyter,
+    /// One hardened pod per run on a Kubernetes cluster (`kubeconfig`, `namespace`).
+    Kubernetes,
 }
 
 impl ExecutorKind {
@@ -171,6 +202,7 @@ impl ExecutorKind {
             ExecutorKind::Docker => "docker",
             ExecutorKind::Oci => "oci",
             ExecutorKind::Jupyter => "jupyter",
+            ExecutorKind::Kubernetes => "kubernetes",
         }
     }
 }

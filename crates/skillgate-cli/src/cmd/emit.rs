@@ -24,6 +24,36 @@ enum EmitWhat {
     /// The network policy as a Kubernetes NetworkPolicy (default-deny egress plus the
     /// allowed destinations, the metadata and private ranges excepted).
     Network(NetworkArgs),
+    /// The seccomp profile installer for a Kubernetes cluster: a ConfigMap with every
+    /// profile the config can give a run (named as the `kubernetes` executor names them)
+    /// and a DaemonSet copying them into each node's profile root (`kubectl apply -f -`).
+    K8sProfileInstaller(InstallerArgs),
+}
+
+#[derive(Debug, Args)]
+struct InstallerArgs {
+    /// The config file (skillgate.toml): its `[seccomp]` decides the profiles.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The namespace of the ConfigMap and the DaemonSet.
+    #[arg(long, value_name = "NS", default_value = "kube-system")]
+    namespace: String,
+    /// The kubelet's seccomp profile root on the nodes.
+    #[arg(long, value_name = "DIR", default_value = "/var/lib/kubelet/seccomp")]
+    node_dir: String,
+    /// An image with `sh`, `mkdir` and `cp`, which copies the profiles.
+    #[arg(long, value_name = "IMAGE", default_value = "busybox:1.36")]
+    copy_image: String,
+    /// The image holding each node's pod once the profiles are copied.
+    #[arg(
+        long,
+        value_name = "IMAGE",
+        default_value = "registry.k8s.io/pause:3.9"
+    )]
+    hold_image: String,
+    /// Write here instead of stdout.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -147,10 +177,41 @@ fn network(args: NetworkArgs) -> Result<(), UsageError> {
     write_out(args.out.as_ref(), &text)
 }
 
+fn k8s_profile_installer(args: InstallerArgs) -> Result<(), UsageError> {
+    use skillgate_executors::kubernetes::installer::{InstallerOptions, installer};
+    use skillgate_executors::kubernetes::profile::node_profile;
+    let config = skillgate::Config::load_or_default(args.config.as_deref())?;
+    let profiles = config
+        .seccomp
+        .profiles()?
+        .iter()
+        .map(node_profile)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| UsageError(e.to_string()))?;
+    let options = InstallerOptions {
+        namespace: args.namespace,
+        node_dir: args.node_dir,
+        copy_image: args.copy_image,
+        hold_image: args.hold_image,
+        ..InstallerOptions::default()
+    };
+    let (config_map, daemon_set) = installer(&profiles, &options);
+    let yaml = |what: &str, e: serde_saphyr::SerializeError| {
+        UsageError(format!("writing the {what} as YAML: {e}"))
+    };
+    let text = format!(
+        "{}---\n{}",
+        serde_saphyr::to_string(&config_map).map_err(|e| yaml("ConfigMap", e))?,
+        serde_saphyr::to_string(&daemon_set).map_err(|e| yaml("DaemonSet", e))?
+    );
+    write_out(args.out.as_ref(), &text)
+}
+
 pub(crate) fn run(args: EmitArgs) -> Result<ExitCode, UsageError> {
     match args.what {
         EmitWhat::Seccomp(a) => seccomp(a)?,
         EmitWhat::Network(a) => network(a)?,
+        EmitWhat::K8sProfileInstaller(a) => k8s_profile_installer(a)?,
     }
     Ok(ExitCode::SUCCESS)
 }

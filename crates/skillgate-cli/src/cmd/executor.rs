@@ -2,7 +2,9 @@
 //! selects, one line per check; exit 0 only when every capability it claims holds.
 use crate::UsageError;
 use clap::{Args, Subcommand};
-use skillgate::assemble::{docker_executor, jupyter_executor, native_sandbox, oci_executor};
+use skillgate::assemble::{
+    docker_executor, jupyter_executor, kubernetes_executor, native_sandbox, oci_executor,
+};
 use skillgate::config::ExecutorKind;
 use skillgate::runtimes::Runtimes;
 use skillgate::{Config, Language, Skill};
@@ -107,6 +109,16 @@ async fn check(config: &Config) -> Result<Report, UsageError> {
             let exec = jupyter_executor(config)?;
             let mut kit = Kit::new(exec.capabilities());
             kit.returns_artifacts = false;
+            let p = exec.clone();
+            kit.leftovers = Some(probe(move |ids| {
+                let p = p.clone();
+                async move { p.leftovers(&ids).await.map_err(|e| e.to_string()) }
+            }));
+            kit.run(exec).await
+        }
+        ExecutorKind::Kubernetes => {
+            let exec = kubernetes_executor(config)?;
+            let mut kit = kit_for(config, exec.capabilities())?;
             let p = exec.clone();
             kit.leftovers = Some(probe(move |ids| {
                 let p = p.clone();

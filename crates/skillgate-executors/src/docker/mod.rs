@@ -5,7 +5,7 @@
 //! containment (see [`create::container_body`]), attaches to it, starts it, writes the
 //! input to its stdin and half-closes it, reads stdout and stderr demultiplexed (each
 //! kept up to its cap, the rest drained), waits until it exits or the wall-clock deadline
-//! passes (then kills it), reads `/out` through the archive endpoint (see [`archive`]),
+//! passes (then kills it), reads `/out` through the archive endpoint (see [`crate::archive`]),
 //! and removes the container, on every path: a guard spawns the removal when the run's
 //! future is dropped, and a container the engine could not remove (it was down) is
 //! removed before the executor's next run.
@@ -24,13 +24,13 @@
 //! - archive entries are named `out/…` by Docker Engine, `/…` by Podman;
 //! - Podman ignores a per-container OCI runtime, so a [`DockerSettings::runtime`] (gVisor's
 //!   `runsc`) is refused there (configure it in the service's `containers.conf` instead).
-mod archive;
+
 mod create;
 mod guard;
 pub mod image;
 mod oom;
 
-pub use archive::{ArchiveNames, archive_budget, collect_archive};
+pub use crate::archive::{ArchiveNames, archive_budget, collect_archive};
 pub use create::{
     ContainerPlan, NPROC_ULIMIT, OUT_DIR, RUN_LABEL, SKILL_DIR, SeccompOpt, WORK_DIR,
     container_body,

@@ -1,4 +1,5 @@
-//! Artifacts from the engine's archive endpoint (`GET /containers/{id}/archive?path=/out`).
+//! Artifacts from a container's output directory as a tar stream: the Docker Engine API's
+//! archive endpoint (`GET /containers/{id}/archive?path=/out`), or a pod's keeper container.
 //!
 //! The tar is rebuilt as a directory in a private scratch folder and handed to the
 //! sandbox's own collector ([`skillgate_sandbox::artifacts::collect`]), so a container

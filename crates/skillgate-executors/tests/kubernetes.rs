@@ -1,0 +1,218 @@
+//! The Kubernetes executor on a real one-node cluster (`scripts/services up k8s`: etcd,
+//! the API server, scheduler, controller manager, containerd and the kubelet, built from
+//! Debian's source of Kubernetes 1.20 the first time), stopped at the end. When the
+//! cluster cannot start the test fails with the reason; it is never skipped.
+//!
+//! One cluster start serves every check, in order: the conformance kit (its declared
+//! subset), the seccomp profile enforced in a pod and a missing one refused, no way out
+//! of a pod (from its routing tables), the node's process limit, the tenant's
+//! NetworkPolicy, and nothing left behind.
+#![cfg(all(feature = "kubernetes", feature = "conformance"))]
+mod common;
+use common::{Service, python_runtime, services, value_of};
+use k8s_openapi::api::networking::v1::NetworkPolicy;
+use kube::api::Api;
+use skillgate_core::{
+    Caller, ExecOutcome, ExecRequest, Language, SeccompAction, SeccompProfile, Skill, Status,
+    SyscallRule,
+};
+use skillgate_executors::conformance::{Kit, Verdict};
+use skillgate_executors::kubernetes::{KubernetesExecutor, KubernetesSettings, runtime_image};
+use std::time::Duration;
+use tower::ServiceExt;
+
+fn settings(config: &str) -> KubernetesSettings {
+    let mut s = KubernetesSettings::new(value_of(config, "namespace"));
+    s.kubeconfig = Some(value_of(config, "kubeconfig").into());
+    s.image_pull_policy = value_of(config, "image_pull_policy");
+    s.node_seccomp_dir = Some(value_of(config, "node_seccomp_dir").into());
+    s.egress_enforced = value_of(config, "egress_enforced") == "true";
+    s.node_pids_limit = Some(value_of(config, "node_pids_limit").parse().unwrap());
+    s
+}
+
+fn request(code: &str) -> ExecRequest {
+    let (installed, _) = python_runtime();
+    let skill = Skill::builder("k8s", Language::Python, code.as_bytes().to_vec())
+        .runtime("python")
+        .build();
+    let mut req = ExecRequest::new(
+        Caller::new("agent", "tenant-a"),
+        skill,
+        serde_json::json!({"n": 2}),
+    );
+    req.spec.interpreter = Some(installed.interpreter.clone());
+    req.spec.limits.wall_timeout = Duration::from_secs(30);
+    req
+}
+
+async fn run(exec: &KubernetesExecutor, req: ExecRequest) -> Result<ExecOutcome, String> {
+    exec.clone().oneshot(req).await.map_err(|e| e.to_string())
+}
+
+fn deny(names: &[&str], action: SeccompAction) -> SeccompProfile {
+    SeccompProfile {
+        name: "deny".into(),
+        default_action: SeccompAction::Allow,
+        syscalls: vec![SyscallRule {
+            names: names.iter().map(|n| n.to_string()).collect(),
+            action,
+            args: vec![],
+        }],
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pods_on_a_real_cluster() {
+    let config = services(&["up", "k8s"]);
+    let _cluster = Service("k8s");
+    let (installed, archive) = python_runtime();
+    services(&[
+        "load",
+        "k8s",
+        archive.to_str().unwrap(),
+        &runtime_image("python"),
+    ]);
+    let settings = settings(&config);
+    let exec = KubernetesExecutor::connect(settings.clone())
+        .await
+        .expect("connecting to the cluster");
+
+    // The kit, on what a pod enforces by itself. Not claimed here: `pids` (the process
+    // limit is the node's podPidsLimit, checked below) and `network_none` (a pod always
+    // has an interface; "no way out" is checked below from its routes).
+    let mut claims = exec.capabilities();
+    claims.pids = false;
+    claims.network_none = false;
+    let mut kit = Kit::new(claims);
+    kit.spec.interpreter = Some(installed.interpreter.clone());
+    kit.runtime = Some("python".into());
+    let probe = exec.clone();
+    kit.leftovers = Some(Box::new(move |ids| {
+        let probe = probe.clone();
+        Box::pin(async move { probe.leftovers(&ids).await.map_err(|e| e.to_string()) })
+    }));
+    let report = kit.run(exec.clone()).await;
+    println!("kubernetes:\n{report}");
+    for check in &report.0 {
+        match check.name {
+            "pids" | "pids_reported" | "network_none" => {
+                assert_eq!(check.verdict, Verdict::NotClaimed, "{report}")
+            }
+            _ => assert_eq!(check.verdict, Verdict::Pass, "{report}"),
+        }
+    }
+
+    // A realistic skill: JSON in, JSON out, a file in the output directory.
+    let o = run(
+        &exec,
+        request(
+            "import json, os, sys\nd = json.load(sys.stdin)\n\
+             open(os.environ['SKILLGATE_OUTPUT_DIR'] + '/r.txt', 'w').write('x' * d['n'])\n\
+             print(json.dumps({'double': d['n'] * 2}))\n",
+        ),
+    )
+    .await
+    .unwrap();
+    assert_eq!(o.status, Status::Ok, "{o:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout).trim(),
+        r#"{"double": 4}"#
+    );
+    assert_eq!(o.artifacts.len(), 1, "{o:?}");
+
+    // Seccomp, enforced in the pod: a profile denying socket() with EPERM.
+    let mut req = request(
+        "import socket\ntry:\n    socket.socket()\n    print('allowed')\n\
+         except OSError as e:\n    print(e.errno)\n",
+    );
+    req.spec.seccomp = Some(deny(&["socket"], SeccompAction::Errno(1)));
+    let o = run(&exec, req).await.unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "1", "{o:?}");
+
+    // A profile missing on the node: the pod never runs (no fallback to Unconfined),
+    // and the run is an error with the cluster's reason.
+    let mut blind = settings.clone();
+    blind.node_seccomp_dir = None;
+    blind.profiles_installed = true;
+    let blind = KubernetesExecutor::new(blind).unwrap();
+    let mut req = request("print('ran')\n");
+    req.spec.seccomp = Some(deny(&["socket", "bind"], SeccompAction::Errno(13)));
+    let id = req.id.to_string();
+    let err = run(&blind, req)
+        .await
+        .expect_err("a pod with a missing profile ran");
+    assert!(
+        err.contains("seccomp") || err.contains("CreateContainer"),
+        "{err}"
+    );
+    assert!(exec.leftovers(&[id]).await.unwrap().is_empty());
+
+    // No way out: inside the pod there is no default route, IPv4 or IPv6.
+    let o = run(
+        &exec,
+        request(
+            "import json\ndef lines(p):\n    try:\n        return open(p).read().splitlines()\n\
+             \x20   except FileNotFoundError:\n        return []\n\
+             r4 = [l.split()[1] for l in lines('/proc/net/route')[1:]]\n\
+             r6 = [l.split()[0] for l in lines('/proc/net/ipv6_route')]\n\
+             print(json.dumps({'v4': r4, 'v6': r6}))\n",
+        ),
+    )
+    .await
+    .unwrap();
+    let routes: serde_json::Value = serde_json::from_slice(&o.stdout).expect("routes");
+    assert!(
+        !routes["v4"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d == "00000000"),
+        "a default route: {routes}"
+    );
+    assert!(
+        !routes["v6"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d == "00000000000000000000000000000000"),
+        "a default IPv6 route: {routes}"
+    );
+
+    // The node's process limit holds: forks stop short of it.
+    let o = run(
+        &exec,
+        request(
+            "import os, time\nn = 0\nfor _ in range(300):\n    try:\n        pid = os.fork()\n\
+             \x20   except OSError:\n        break\n    if pid == 0:\n        time.sleep(30)\n\
+             \x20       os._exit(0)\n    n += 1\nprint(n)\n",
+        ),
+    )
+    .await
+    .unwrap();
+    let forked: u32 = String::from_utf8_lossy(&o.stdout)
+        .trim()
+        .parse()
+        .expect("a count");
+    assert!(forked < settings.node_pids_limit.unwrap(), "{forked} forks");
+
+    // The tenant's NetworkPolicy is in the cluster: default-deny egress for its pods.
+    let client = kube::Client::try_from(
+        kube::Config::from_custom_kubeconfig(
+            kube::config::Kubeconfig::read_from(settings.kubeconfig.as_ref().unwrap()).unwrap(),
+            &Default::default(),
+        )
+        .await
+        .unwrap(),
+    )
+    .unwrap();
+    let policies: Api<NetworkPolicy> = Api::namespaced(client, &settings.namespace);
+    let np = policies.get("skillgate-tenant-tenant-a").await.unwrap();
+    let spec = np.spec.unwrap();
+    assert_eq!(spec.policy_types.unwrap(), vec!["Egress".to_string()]);
+    assert!(spec.egress.unwrap_or_default().is_empty());
+    assert_eq!(
+        spec.pod_selector.unwrap().match_labels.unwrap()["skillgate.io/tenant"],
+        "tenant-a"
+    );
+}

@@ -120,7 +120,7 @@ pub(super) async fn wait_running(
     let started = Instant::now();
     let mut pause = Duration::from_millis(20);
     loop {
-        let pod = call("reading the pod", pods.get_status(name)).await?;
+        let pod = call("reading the pod", pods.get(name)).await?;
         match start_state(&pod) {
             Start::Running => return Ok(()),
             Start::Failed(why) => {
@@ -148,7 +148,7 @@ pub(super) async fn wait_terminated(
     let started = Instant::now();
     let mut pause = Duration::from_millis(10);
     loop {
-        let pod = call("reading the pod", pods.get_status(name)).await?;
+        let pod = call("reading the pod", pods.get(name)).await?;
         if let Some(t) = container_status(&pod, SKILL_CONTAINER)
             .and_then(|c| c.state.as_ref())
             .and_then(|s| s.terminated.as_ref())

@@ -651,15 +651,19 @@ impl KubernetesExecutor {
     ) -> Result<ExecOutcome, ExecError> {
         let limits = req.spec.limits;
         lifecycle::wait_running(pods, name, self.inner.settings.schedule_timeout).await?;
-        let mut out_attach = call(
-            "attaching to the skill's stdout and stderr",
+        // One attach for all three streams: stdout and stderr come back apart, and the
+        // input goes in framed (`LEN\n` then the bytes), since this protocol cannot close
+        // stdin alone; the bootstrap hands the skill a stdin that ends after the input.
+        let mut attached = call(
+            "attaching to the skill",
             pods.attach(
                 name,
                 &AttachParams {
                     container: Some(SKILL_CONTAINER.into()),
-                    stdin: false,
+                    stdin: true,
                     stdout: true,
                     stderr: true,
+                    max_stdin_buf_size: Some(64 << 10),
                     max_stdout_buf_size: Some(64 << 10),
                     max_stderr_buf_size: Some(64 << 10),
                     ..Default::default()
@@ -667,46 +671,31 @@ impl KubernetesExecutor {
             ),
         )
         .await?;
-        let mut in_attach = call(
-            "attaching to the skill's stdin",
-            pods.attach(
-                name,
-                &AttachParams {
-                    container: Some(SKILL_CONTAINER.into()),
-                    stdin: true,
-                    stdout: false,
-                    stderr: false,
-                    max_stdin_buf_size: Some(64 << 10),
-                    ..Default::default()
-                },
-            ),
-        )
-        .await?;
-        let mut input = b"\n".to_vec();
-        serde_json::to_writer(&mut input, &req.input)
+        let body = serde_json::to_vec(&req.input)
             .map_err(|e| ExecError::Other(format!("serializing the input: {e}")))?;
-        let mut stdin = in_attach
+        let mut input = format!("{}\n", body.len()).into_bytes();
+        input.extend_from_slice(&body);
+        let mut stdin = attached
             .stdin()
             .ok_or_else(|| cluster_error("attaching to stdin", "no stdin stream"))?;
-        let stdout = out_attach.stdout();
-        let stderr = out_attach.stderr();
+        let stdout = attached.stdout();
+        let stderr = attached.stderr();
         let started = Instant::now();
         let mut out = Capture::new(limits.stdout_cap);
         let mut err = Capture::new(limits.stderr_cap);
         let run = async {
             let feed = async {
-                // A skill that exits without reading its input: not an error.
+                // A skill that exits before it has its input: not an error.
                 let _ = stdin.write_all(&input).await;
-                let _ = stdin.shutdown().await;
-                drop(stdin);
-                let _ = in_attach.join().await;
+                let _ = stdin.flush().await;
             };
             tokio::join!(
                 feed,
                 streams::drain(stdout, &mut out),
                 streams::drain(stderr, &mut err)
             );
-            let _ = out_attach.join().await;
+            drop(stdin);
+            let _ = attached.join().await;
         };
         let timed_out = tokio::time::timeout(limits.wall_timeout, run)
             .await

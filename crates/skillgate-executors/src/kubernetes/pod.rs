@@ -78,13 +78,17 @@ pub struct PodPlan {
 
 /// The bootstrap of the `skill` container: `interpreter -c|-e CODE ARGS`.
 ///
-/// Python: read the one-byte go-ahead from stdin, lower `RLIMIT_CPU`, `RLIMIT_FSIZE` and
-/// `RLIMIT_NOFILE` (soft and hard: the skill cannot raise them again, it has no
-/// capability), then `execv` the interpreter on the skill; nothing of the bootstrap stays.
-/// JavaScript: Node cannot `exec` or set rlimits, so the bootstrap reads the go-ahead and
-/// runs the entry as the main module in the same process; the executor refuses a
-/// JavaScript run unless the node's runtime enforces the rlimits (see the module docs of
-/// the executor).
+/// The executor attaches once and writes the input framed: its length in decimal and a
+/// newline, then the bytes (an attach cannot close stdin alone). The bootstrap reads the
+/// frame (nothing of the skill runs before the executor listens), puts the input in an
+/// unnamed file in `/tmp` and makes it the skill's stdin, so the skill reads the input
+/// and then the end of it.
+///
+/// Python then lowers `RLIMIT_CPU`, `RLIMIT_FSIZE` and `RLIMIT_NOFILE` (soft and hard: the
+/// skill cannot raise them again, it has no capability) and `execv`s the interpreter on
+/// the skill; nothing of the bootstrap stays. Node can neither `exec` nor set rlimits:
+/// its bootstrap runs the entry as the main module in the same process, and the executor
+/// refuses a JavaScript run unless the node's runtime enforces the rlimits.
 pub fn skill_command(plan: &PodPlan) -> Vec<String> {
     let script = format!("{SKILL_DIR}/{}", plan.entry);
     let l = &plan.limits;
@@ -96,7 +100,24 @@ pub fn skill_command(plan: &PodPlan) -> Vec<String> {
                 .unwrap_or_else(|| "resource.RLIM_INFINITY".into());
             let code = format!(
                 "import os, resource, sys\n\
-                 if os.read(0, 1) != b'\\n': sys.exit(125)\n\
+                 def take(n):\n    \
+                 b = bytearray()\n    \
+                 while len(b) < n:\n        \
+                 c = os.read(0, min(n - len(b), 1 << 16))\n        \
+                 if not c: sys.exit(125)\n        \
+                 b += c\n    \
+                 return bytes(b)\n\
+                 head = bytearray()\n\
+                 while not head.endswith(b'\\n'):\n    \
+                 if len(head) > 20: sys.exit(125)\n    \
+                 head += take(1)\n\
+                 data = take(int(head))\n\
+                 fd = os.open('/tmp', os.O_TMPFILE | os.O_RDWR, 0o600)\n\
+                 view = memoryview(data)\n\
+                 while view: view = view[os.write(fd, view):]\n\
+                 os.lseek(fd, 0, 0)\n\
+                 os.dup2(fd, 0)\n\
+                 os.close(fd)\n\
                  for r, v in ((resource.RLIMIT_CPU, {cpu}), (resource.RLIMIT_FSIZE, {fsize}), (resource.RLIMIT_NOFILE, {nofile})):\n    \
                  resource.setrlimit(r, (v, v))\n\
                  os.execv(sys.argv[1], sys.argv[1:])\n",
@@ -111,9 +132,19 @@ pub fn skill_command(plan: &PodPlan) -> Vec<String> {
                 .collect()
         }
         Language::JavaScript => {
-            let code = "const fs = require('fs'); const b = Buffer.alloc(1);\n\
-                 for (;;) { try { if (fs.readSync(0, b, 0, 1, null) !== 1 || b[0] !== 10) process.exit(125); break; } \
-                 catch (e) { if (e.code !== 'EAGAIN') throw e; } }\n\
+            let code = "const fs = require('fs');\n\
+                 function take(n) { const b = Buffer.alloc(n); let got = 0;\n\
+                   while (got < n) { let k; try { k = fs.readSync(0, b, got, n - got, null); }\n\
+                     catch (e) { if (e.code === 'EAGAIN') continue; throw e; }\n\
+                     if (k === 0) process.exit(125); got += k; } return b; }\n\
+                 let head = '';\n\
+                 while (!head.endsWith('\\n')) { if (head.length > 20) process.exit(125); head += take(1).toString(); }\n\
+                 const data = take(parseInt(head, 10));\n\
+                 const path = '/tmp/.skillgate-input-' + process.pid;\n\
+                 fs.writeFileSync(path, data, { mode: 0o600 });\n\
+                 fs.closeSync(0);\n\
+                 if (fs.openSync(path, 'r') !== 0) process.exit(125);\n\
+                 fs.unlinkSync(path);\n\
                  process.argv.splice(1, process.argv.length, process.argv[process.argv.length - 1]);\n\
                  require('module').runMain();\n";
             let program = plan.interpreter[0].clone();
@@ -199,8 +230,11 @@ fn mount(name: &str, path: &str, read_only: bool) -> VolumeMount {
     }
 }
 
-/// The hardened security context of both containers.
-fn hardened(plan: &PodPlan) -> SecurityContext {
+/// The hardened security context of both containers; `profile` is the skill's seccomp
+/// profile, or the runtime's default for the keeper (which runs only the executor's own
+/// code: the skill's profile may deny what sleeping and copying need, and then its
+/// `pause()` returns at once).
+fn hardened(plan: &PodPlan, profile: Option<&String>) -> SecurityContext {
     SecurityContext {
         run_as_user: Some(i64::from(plan.uid)),
         run_as_group: Some(i64::from(plan.gid)),
@@ -212,7 +246,7 @@ fn hardened(plan: &PodPlan) -> SecurityContext {
             drop: Some(vec!["ALL".into()]),
             add: None,
         }),
-        seccomp_profile: Some(match &plan.seccomp {
+        seccomp_profile: Some(match profile {
             Some(profile) => SeccompProfile {
                 type_: "Localhost".into(),
                 localhost_profile: Some(profile.clone()),
@@ -265,7 +299,7 @@ pub fn pod(plan: &PodPlan) -> Pod {
         stdin: Some(true),
         stdin_once: Some(true),
         tty: Some(false),
-        security_context: Some(hardened(plan)),
+        security_context: Some(hardened(plan, plan.seccomp.as_ref())),
         resources: Some(resources(l.memory_bytes)),
         volume_mounts: Some(vec![
             mount("skill", SKILL_DIR, true),
@@ -286,7 +320,7 @@ pub fn pod(plan: &PodPlan) -> Pod {
             plan.interpreter[0].clone(),
             "-I".into(),
             "-c".into(),
-            "import signal\nsignal.pause()\n".into(),
+            "import time\nwhile True: time.sleep(3600)\n".into(),
         ],
     };
     let keeper = Container {
@@ -295,7 +329,7 @@ pub fn pod(plan: &PodPlan) -> Pod {
         image_pull_policy: Some(plan.image_pull_policy.clone()),
         command: Some(keeper_cmd),
         working_dir: Some(OUT_DIR.into()),
-        security_context: Some(hardened(plan)),
+        security_context: Some(hardened(plan, None)),
         resources: Some(resources(KEEPER_MEMORY)),
         volume_mounts: Some(vec![mount("out", OUT_DIR, true)]),
         ..Default::default()
@@ -327,6 +361,9 @@ pub fn pod(plan: &PodPlan) -> Pod {
             host_ipc: Some(false),
             share_process_namespace: Some(false),
             termination_grace_period_seconds: Some(0),
+            // The node's resolver configuration, not a cluster DNS the run cannot reach
+            // anyway (its egress is denied).
+            dns_policy: Some("Default".into()),
             runtime_class_name: plan.runtime_class.clone(),
             security_context: Some(PodSecurityContext {
                 run_as_user: Some(i64::from(plan.uid)),
@@ -390,6 +427,8 @@ mod tests {
         assert_eq!(spec["hostNetwork"], false);
         assert_eq!(spec["restartPolicy"], "Never");
         assert_eq!(spec["activeDeadlineSeconds"], 70);
+        let keeper = &spec["containers"][1]["securityContext"]["seccompProfile"];
+        assert_eq!(keeper["type"], "RuntimeDefault");
         for c in spec["containers"].as_array().unwrap() {
             let sc = &c["securityContext"];
             assert_eq!(sc["runAsUser"], 1000, "{c}");
@@ -397,12 +436,13 @@ mod tests {
             assert_eq!(sc["readOnlyRootFilesystem"], true);
             assert_eq!(sc["allowPrivilegeEscalation"], false);
             assert_eq!(sc["capabilities"]["drop"], serde_json::json!(["ALL"]));
-            assert_eq!(sc["seccompProfile"]["type"], "Localhost");
-            assert_eq!(
-                sc["seccompProfile"]["localhostProfile"],
-                "skillgate/0123.json"
-            );
         }
+        let sc = &spec["containers"][0]["securityContext"];
+        assert_eq!(sc["seccompProfile"]["type"], "Localhost");
+        assert_eq!(
+            sc["seccompProfile"]["localhostProfile"],
+            "skillgate/0123.json"
+        );
         let skill = &spec["containers"][0];
         assert_eq!(skill["resources"]["limits"]["memory"], "268435456");
         assert_eq!(skill["stdinOnce"], true);
@@ -418,7 +458,7 @@ mod tests {
         let cmd = skill_command(&plan());
         assert_eq!(cmd[0], "/runtime/bin/python3");
         assert_eq!(&cmd[1..3], ["-I", "-c"]);
-        assert!(cmd[3].contains("os.read(0, 1)"), "{}", cmd[3]);
+        assert!(cmd[3].contains("O_TMPFILE"), "{}", cmd[3]);
         assert!(cmd[3].contains("RLIMIT_FSIZE, 16777216"), "{}", cmd[3]);
         assert!(cmd[3].contains("RLIMIT_NOFILE, 256"), "{}", cmd[3]);
         assert!(cmd[3].contains("RLIMIT_CPU, 10)"), "{}", cmd[3]);
@@ -427,6 +467,48 @@ mod tests {
             ["/runtime/bin/python3", "-s", "/skill/main.py"],
             "{cmd:?}"
         );
+    }
+
+    /// The bootstrap, run by the host's Python on a script of its own: the framed input
+    /// is the skill's whole stdin, and the rlimits are lowered before the skill runs.
+    #[test]
+    fn the_python_bootstrap_hands_over_exactly_the_framed_input() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("main.py");
+        std::fs::write(
+            &script,
+            "import resource, sys\nd = sys.stdin.read()\n\
+             print(repr(d), resource.getrlimit(resource.RLIMIT_NOFILE))\n",
+        )
+        .unwrap();
+        let mut p = plan();
+        p.interpreter = vec!["/usr/bin/python3".into()];
+        let mut cmd = skill_command(&p);
+        *cmd.last_mut().unwrap() = script.display().to_string();
+        let run = |input: &[u8]| {
+            let mut child = std::process::Command::new(&cmd[0])
+                .args(&cmd[1..])
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            // The attach stays open after the frame: stdin is not closed here either.
+            let mut stdin = child.stdin.take().unwrap();
+            stdin.write_all(input).unwrap();
+            let out = child.wait_with_output().unwrap();
+            drop(stdin);
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            )
+        };
+        let (code, out) = run(b"7\n{\"a\":1}trailing bytes never read");
+        assert_eq!(code, Some(0), "{out}");
+        assert_eq!(out.trim(), "'{\"a\":1}' (256, 256)");
+        // A broken frame never runs the skill.
+        let (code, out) = run(b"x\n");
+        assert_ne!(code, Some(0), "{out}");
     }
 
     #[test]

@@ -182,6 +182,77 @@ fn every_corpus_skill_runs_ok_on_the_oci_executor() {
     corpus_runs_ok(&config);
 }
 
+/// `scripts/services ARGS`; its stdout (a service that cannot start fails the test).
+fn services(args: &[&str]) -> String {
+    let out = std::process::Command::new(repo().join("scripts/services"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "scripts/services {} failed: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+struct StopK8s;
+impl Drop for StopK8s {
+    fn drop(&mut self) {
+        services(&["down", "k8s"]);
+    }
+}
+
+/// The same corpus in pods (`[executor] kind = "kubernetes"`) on the one-node cluster
+/// `scripts/services up k8s` starts, each skill in its runtime's image (exported with
+/// `skillgate runtime export` and imported into the cluster).
+#[test]
+fn every_corpus_skill_runs_ok_in_kubernetes_pods() {
+    let native = config();
+    let section = services(&["up", "k8s"]);
+    let _stop = StopK8s;
+    let images = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus-skills-images");
+    std::fs::create_dir_all(&images).unwrap();
+    for runtime in ["python", "python-data", "node"] {
+        install(&native, runtime);
+        let archive = images.join(format!("{runtime}.oci.tar"));
+        let out = skillgate()
+            .args(["runtime", "export", runtime, "--output"])
+            .arg(&archive)
+            .arg("--config")
+            .arg(&native)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        services(&[
+            "load",
+            "k8s",
+            archive.to_str().unwrap(),
+            &format!("skillgate-runtime-{runtime}:latest"),
+        ]);
+        std::fs::remove_file(&archive).unwrap();
+    }
+    let text = std::fs::read_to_string(&native).unwrap();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus-skills-k8s");
+    std::fs::create_dir_all(&dir).unwrap();
+    let k8s = text.replacen("[executor]\nkind = \"native\"", section.trim_end(), 1);
+    assert_ne!(
+        k8s, text,
+        "the example config has [executor] kind = \"native\""
+    );
+    for file in ["entities.json", "grants.json", "catalogue.json"] {
+        std::fs::copy(native.with_file_name(file), dir.join(file)).unwrap();
+    }
+    let config = dir.join("skillgate.toml");
+    std::fs::write(&config, k8s).unwrap();
+    corpus_runs_ok(&config);
+}
+
 /// Every skill of the corpus through `config`: each ends ok with its expected answer.
 fn corpus_runs_ok(config: &Path) {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(repo().join("corpora/skills"))

@@ -216,3 +216,53 @@ mod tests {
         assert!(!with.iter().any(|m| m.requirement == "workspace"));
     }
 }
+
+/// The rlimits a node's runtime sets on every container (a Kubernetes node's base OCI
+/// spec: `[executor.node_rlimits]`), for executors that cannot set a run's own.
+///
+/// ```
+/// use skillgate_core::{Limits, NodeRlimits};
+/// let node = NodeRlimits { cpu_secs: 10, file_size: 16 << 20, open_files: 256 };
+/// assert!(node.looser_than(&Limits::default()).is_none());
+/// let strict = Limits { open_files: 64, ..Limits::default() };
+/// assert!(node.looser_than(&strict).unwrap().contains("256 open files"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeRlimits {
+    /// `RLIMIT_CPU`, seconds.
+    pub cpu_secs: u64,
+    /// `RLIMIT_FSIZE`, bytes.
+    pub file_size: u64,
+    /// `RLIMIT_NOFILE`.
+    pub open_files: u32,
+}
+
+impl NodeRlimits {
+    /// Why these cannot hold a run to `limits` (one of them is looser), if so.
+    pub fn looser_than(&self, limits: &crate::Limits) -> Option<String> {
+        let mut loose = Vec::new();
+        if limits
+            .cpu_time
+            .is_some_and(|c| self.cpu_secs > c.as_secs().max(1))
+        {
+            loose.push(format!("CPU time {} s", self.cpu_secs));
+        }
+        if self.file_size > limits.file_size_bytes {
+            loose.push(format!(
+                "file size {}",
+                crate::units::format_size(self.file_size)
+            ));
+        }
+        if self.open_files > limits.open_files {
+            loose.push(format!("{} open files", self.open_files));
+        }
+        (!loose.is_empty()).then(|| {
+            format!(
+                "the node's rlimits ({}) are looser than the run's, and Node cannot lower \
+                 them itself",
+                loose.join(", ")
+            )
+        })
+    }
+}

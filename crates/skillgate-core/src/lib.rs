@@ -35,7 +35,7 @@ mod status;
 pub mod units;
 
 pub use caller::Caller;
-pub use capabilities::{Capabilities, Unenforceable};
+pub use capabilities::{Capabilities, NodeRlimits, Unenforceable};
 pub use error::{BoxError, ExecError};
 pub use finding::{Finding, Location, Severity};
 pub use gate::{Decide, DecideService, Rejection};

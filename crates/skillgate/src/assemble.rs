@@ -231,11 +231,7 @@ fn build(
             &[k8s][..],
         ),
         ("node_pids_limit", ex.node_pids_limit.is_some(), &[k8s][..]),
-        (
-            "node_enforces_rlimits",
-            ex.node_enforces_rlimits.is_some(),
-            &[k8s][..],
-        ),
+        ("node_rlimits", ex.node_rlimits.is_some(), &[k8s][..]),
         ("max_concurrent", ex.max_concurrent.is_some(), &[k8s][..]),
         ("runtime_classes", ex.runtime_classes.is_some(), &[k8s][..]),
         ("runtime", ex.runtime.is_some(), &[docker, oci][..]),
@@ -482,7 +478,7 @@ pub fn kubernetes_executor(
     s.profile_configmap = ex.profile_configmap.clone();
     s.egress_enforced = ex.egress_enforced.unwrap_or(false);
     s.node_pids_limit = ex.node_pids_limit;
-    s.node_enforces_rlimits = ex.node_enforces_rlimits.unwrap_or(false);
+    s.node_rlimits = ex.node_rlimits;
     if let Some(n) = ex.max_concurrent {
         s.max_concurrent = n;
     }

@@ -157,9 +157,9 @@ pub struct ExecutorConfig {
     pub egress_enforced: Option<bool>,
     /// `kubernetes`: the kubelet's `podPidsLimit` on every node (the process limit).
     pub node_pids_limit: Option<u32>,
-    /// `kubernetes`: the operator states that the node's runtime sets every container's
-    /// rlimits (needed for JavaScript skills).
-    pub node_enforces_rlimits: Option<bool>,
+    /// `kubernetes`: `[executor.node_rlimits]`, the rlimits the node's runtime sets on
+    /// every container (`cpu_secs`, `file_size`, `open_files`; needed for JavaScript).
+    pub node_rlimits: Option<skillgate_core::NodeRlimits>,
     /// `kubernetes`: pods at once (default 16); the rest queue.
     pub max_concurrent: Option<usize>,
     /// `kubernetes`: `[executor.runtime_classes]`, a RuntimeClass per tier above

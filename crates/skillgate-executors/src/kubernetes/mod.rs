@@ -38,7 +38,7 @@
 //!
 //! Limits: memory is the container's limit; CPU time, file size and open files are rlimits
 //! the Python bootstrap lowers before it `exec`s the interpreter (Node can do neither, so
-//! a JavaScript run needs [`KubernetesSettings::node_enforces_rlimits`]); processes are
+//! a JavaScript run needs [`KubernetesSettings::node_rlimits`]); processes are
 //! the kubelet's `podPidsLimit` ([`KubernetesSettings::node_pids_limit`]), a node setting;
 //! `/work`, `/tmp` and `/out` are memory-backed `emptyDir`s with size limits.
 pub mod installer;
@@ -58,7 +58,7 @@ pub use objects::{label_value, runtime_image, tenant_network_policy};
 use pod::{PodPlan, RUN_LABEL, SKILL_CONTAINER};
 use skillgate_core::{
     BoxError, Capabilities, ExecError, ExecOutcome, ExecRequest, Finding, Language, LayerName,
-    NetworkPolicy, RuntimeTier, Severity, Status, units,
+    NetworkPolicy, NodeRlimits, RuntimeTier, Severity, Status, units,
 };
 use skillgate_sandbox::supervisor::ProcessResult;
 use std::collections::BTreeMap;
@@ -107,9 +107,10 @@ pub struct KubernetesSettings {
     pub runtime_classes: BTreeMap<RuntimeTier, String>,
     /// The kubelet's `podPidsLimit`, as the operator configured it on every node.
     pub node_pids_limit: Option<u32>,
-    /// The operator states that the node's runtime sets the rlimits (CPU time, file
-    /// size, open files) of every container (needed for JavaScript).
-    pub node_enforces_rlimits: bool,
+    /// The rlimits the node's runtime sets on every container (its base OCI spec), as
+    /// the operator configured them: JavaScript runs need them, and one whose limits are
+    /// stricter than these is refused.
+    pub node_rlimits: Option<NodeRlimits>,
     /// Pods at once; the rest wait.
     pub max_concurrent: usize,
     /// How long a pod may wait to be scheduled and started.
@@ -130,7 +131,7 @@ impl KubernetesSettings {
             egress_enforced: false,
             runtime_classes: BTreeMap::new(),
             node_pids_limit: None,
-            node_enforces_rlimits: false,
+            node_rlimits: None,
             max_concurrent: 16,
             schedule_timeout: Duration::from_secs(60),
         }
@@ -345,13 +346,22 @@ impl KubernetesExecutor {
             }
             Some(_) => {}
         }
-        if req.skill.language == Language::JavaScript && !s.node_enforces_rlimits {
-            return refuse(
-                "Node cannot lower its own rlimits (CPU time, file size, open files), so a \
-                 JavaScript run needs the node's runtime to set them ([executor] \
-                 node_enforces_rlimits)"
-                    .into(),
-            );
+        if req.skill.language == Language::JavaScript {
+            match &s.node_rlimits {
+                None => {
+                    return refuse(
+                        "Node cannot lower its own rlimits (CPU time, file size, open \
+                         files), so a JavaScript run needs the node's runtime to set them \
+                         ([executor.node_rlimits])"
+                            .into(),
+                    );
+                }
+                Some(node) => {
+                    if let Some(why) = node.looser_than(&spec.limits) {
+                        return refuse(why);
+                    }
+                }
+            }
         }
         if req.skill.language == Language::Shell {
             return refuse("shell steps do not run on this executor".into());
@@ -865,9 +875,19 @@ mod tests {
             Some("gvisor")
         );
         // Node sets no rlimits of its own: JavaScript cannot lower them itself.
-        assert!(
-            refusal(stated(), &request(Language::JavaScript)).contains("node_enforces_rlimits")
-        );
+        assert!(refusal(stated(), &request(Language::JavaScript)).contains("node_rlimits"));
+        // With the node's rlimits stated: as strict as the run's, it runs; looser, not.
+        let mut s = stated();
+        s.node_rlimits = Some(NodeRlimits {
+            cpu_secs: 10,
+            file_size: 16 << 20,
+            open_files: 256,
+        });
+        let exec = KubernetesExecutor::new(s.clone()).unwrap();
+        assert!(exec.decide(&request(Language::JavaScript)).is_ok());
+        let mut strict = request(Language::JavaScript);
+        strict.spec.limits.open_files = 64;
+        assert!(refusal(s, &strict).contains("256 open files"));
         // A profile with no way onto the node.
         let mut s = stated();
         s.node_seccomp_dir = None;

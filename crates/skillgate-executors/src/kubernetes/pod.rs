@@ -84,8 +84,9 @@ pub struct PodPlan {
 /// unnamed file in `/tmp` and makes it the skill's stdin, so the skill reads the input
 /// and then the end of it.
 ///
-/// Python then lowers `RLIMIT_CPU`, `RLIMIT_FSIZE` and `RLIMIT_NOFILE` (soft and hard: the
-/// skill cannot raise them again, it has no capability) and `execv`s the interpreter on
+/// Python then lowers `RLIMIT_CPU`, `RLIMIT_FSIZE` and `RLIMIT_NOFILE` to the run's (soft
+/// and hard, never above a hard limit the node set lower: the skill cannot raise them
+/// again, it has no capability) and `execv`s the interpreter on
 /// the skill; nothing of the bootstrap stays. Node can neither `exec` nor set rlimits:
 /// its bootstrap runs the entry as the main module in the same process, and the executor
 /// refuses a JavaScript run unless the node's runtime enforces the rlimits.
@@ -119,6 +120,8 @@ pub fn skill_command(plan: &PodPlan) -> Vec<String> {
                  os.dup2(fd, 0)\n\
                  os.close(fd)\n\
                  for r, v in ((resource.RLIMIT_CPU, {cpu}), (resource.RLIMIT_FSIZE, {fsize}), (resource.RLIMIT_NOFILE, {nofile})):\n    \
+                 hard = resource.getrlimit(r)[1]\n    \
+                 v = v if hard == resource.RLIM_INFINITY else min(v, hard)\n    \
                  resource.setrlimit(r, (v, v))\n\
                  os.execv(sys.argv[1], sys.argv[1:])\n",
                 fsize = l.file_size_bytes,

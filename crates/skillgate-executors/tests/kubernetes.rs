@@ -4,9 +4,10 @@
 //! cluster cannot start the test fails with the reason; it is never skipped.
 //!
 //! One cluster start serves every check, in order: the conformance kit (its declared
-//! subset), the seccomp profile enforced in a pod and a missing one refused, no way out
-//! of a pod (from its routing tables), the node's process limit, the tenant's
-//! NetworkPolicy, and nothing left behind.
+//! subset, cleanup included), a realistic skill with an artifact, the seccomp profile
+//! enforced in a pod and a missing one refused, no way out of a pod (from its routing
+//! tables), the node's process limit, a run's own NetworkPolicy for an allow-list, an
+//! unschedulable pod ending as an error, and the tenant's NetworkPolicy.
 #![cfg(all(feature = "kubernetes", feature = "conformance"))]
 mod common;
 use common::{Service, python_runtime, services, value_of};
@@ -17,7 +18,9 @@ use skillgate_core::{
     SyscallRule,
 };
 use skillgate_executors::conformance::{Kit, Verdict};
-use skillgate_executors::kubernetes::{KubernetesExecutor, KubernetesSettings, runtime_image};
+use skillgate_executors::kubernetes::{
+    KubernetesExecutor, KubernetesSettings, label_value, runtime_image,
+};
 use std::time::Duration;
 use tower::ServiceExt;
 
@@ -198,7 +201,9 @@ async fn pods_on_a_real_cluster() {
         .expect("a count");
     assert!(forked < settings.node_pids_limit.unwrap(), "{forked} forks");
 
-    // The tenant's NetworkPolicy is in the cluster: default-deny egress for its pods.
+    // A run with an allow-list gets its own policy while it runs, owned by its pod (the
+    // garbage collector removes it with the pod). 203.0.113.0/24 is a documentation range:
+    // nothing is sent there (the pod has no route out anyway).
     let client = kube::Client::try_from(
         kube::Config::from_custom_kubeconfig(
             kube::config::Kubeconfig::read_from(settings.kubeconfig.as_ref().unwrap()).unwrap(),
@@ -209,6 +214,58 @@ async fn pods_on_a_real_cluster() {
     )
     .unwrap();
     let policies: Api<NetworkPolicy> = Api::namespaced(client, &settings.namespace);
+    let mut req = request("import time\ntime.sleep(4)\nprint('done')\n");
+    req.spec.network =
+        skillgate_core::NetworkPolicy::AllowList(vec![skillgate_core::NetworkDestination {
+            cidr: "203.0.113.0/24".parse().unwrap(),
+            ports: vec![skillgate_core::PortRange {
+                start: 443,
+                end: 443,
+            }],
+            host: None,
+        }]);
+    let name = format!(
+        "skillgate-run-{}",
+        label_value(&req.id.to_string()).to_ascii_lowercase()
+    );
+    let running = tokio::spawn({
+        let exec = exec.clone();
+        async move { run(&exec, req).await }
+    });
+    let mut seen = None;
+    for _ in 0..200 {
+        if let Ok(np) = policies.get(&name).await {
+            seen = Some(np);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let np = seen.expect("the run's NetworkPolicy never appeared");
+    let owner = &np.metadata.owner_references.unwrap()[0];
+    assert_eq!(owner.kind, "Pod");
+    let egress = serde_json::to_value(np.spec.unwrap().egress).unwrap();
+    assert_eq!(
+        egress[0]["to"][0]["ipBlock"]["cidr"], "203.0.113.0/24",
+        "{egress}"
+    );
+    assert_eq!(egress[0]["ports"][0]["port"], 443, "{egress}");
+    let o = running.await.unwrap().unwrap();
+    assert_eq!(o.status, Status::Ok, "{o:?}");
+
+    // A pod no node can hold ends the run as an error with the scheduler's reason, once
+    // the bounded wait is over.
+    let mut short = settings.clone();
+    short.schedule_timeout = Duration::from_secs(5);
+    let short = KubernetesExecutor::new(short).unwrap();
+    let mut huge = request("print(1)\n");
+    huge.spec.limits.memory_bytes = 4 << 40;
+    let err = run(&short, huge).await.expect_err("a 4 TiB pod ran");
+    assert!(
+        err.contains("Unschedulable") || err.contains("Insufficient"),
+        "{err}"
+    );
+
+    // The tenant's NetworkPolicy is in the cluster: default-deny egress for its pods.
     let np = policies.get("skillgate-tenant-tenant-a").await.unwrap();
     let spec = np.spec.unwrap();
     assert_eq!(spec.policy_types.unwrap(), vec!["Egress".to_string()]);

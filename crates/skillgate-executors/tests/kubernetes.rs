@@ -265,6 +265,37 @@ async fn pods_on_a_real_cluster() {
         "{err}"
     );
 
+    // At most `max_concurrent` pods at once; the other runs queue (and all end ok).
+    let mut one = settings.clone();
+    one.max_concurrent = 1;
+    let one = KubernetesExecutor::new(one).unwrap();
+    let pods: Api<k8s_openapi::api::core::v1::Pod> =
+        Api::namespaced(policies.clone().into_client(), &settings.namespace);
+    let runs: Vec<_> = (0..3)
+        .map(|_| {
+            let one = one.clone();
+            tokio::spawn(async move { run(&one, request("import time\ntime.sleep(1)\n")).await })
+        })
+        .collect();
+    let mut most = 0;
+    while !runs.iter().all(|r| r.is_finished()) {
+        let lp = kube::api::ListParams::default().labels("app.kubernetes.io/managed-by=skillgate");
+        let live = pods
+            .list(&lp)
+            .await
+            .unwrap()
+            .items
+            .iter()
+            .filter(|p| p.metadata.deletion_timestamp.is_none())
+            .count();
+        most = most.max(live);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for r in runs {
+        assert_eq!(r.await.unwrap().unwrap().status, Status::Ok);
+    }
+    assert_eq!(most, 1, "pods at once with max_concurrent = 1");
+
     // The tenant's NetworkPolicy is in the cluster: default-deny egress for its pods.
     let np = policies.get("skillgate-tenant-tenant-a").await.unwrap();
     let spec = np.spec.unwrap();

@@ -117,8 +117,15 @@ async fn check(config: &Config) -> Result<Report, UsageError> {
             kit.run(exec).await
         }
         ExecutorKind::Kubernetes => {
+            // The kit's subset for pods: its process limit (16) is stricter than any
+            // node's podPidsLimit the executor accepts, and a pod always has an interface;
+            // both are the cluster's, stated in the config (node_pids_limit,
+            // egress_enforced), not the executor's to show here.
             let exec = kubernetes_executor(config)?;
-            let mut kit = kit_for(config, exec.capabilities())?;
+            let mut claims = exec.capabilities();
+            claims.pids = false;
+            claims.network_none = false;
+            let mut kit = kit_for(config, claims)?;
             let p = exec.clone();
             kit.leftovers = Some(probe(move |ids| {
                 let p = p.clone();

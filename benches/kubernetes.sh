@@ -46,8 +46,8 @@ write_config() { # NAME EXECUTOR_SECTION
 import sys
 work, name, section = sys.argv[1:]
 text = open("examples/skillgate.toml").read()
+assert '[executor]\nkind = "native"' in text, "examples/skillgate.toml has [executor] kind = \"native\""
 new = text.replace('[executor]\nkind = "native"', section.rstrip("\n"), 1)
-assert new != text, "examples/skillgate.toml has [executor] kind = \"native\""
 new = new.replace("[runtimes]\n", f'[runtimes]\ndir = "{work}/runtimes"\npython = "python"\n', 1)
 open(f"{work}/{name}.toml", "w").write(new)
 PYEOF

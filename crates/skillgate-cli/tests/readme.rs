@@ -373,7 +373,7 @@ fn every_command_and_flag_of_the_command_line_block_exists() {
             let is_sub = sub.starts_with(|c: char| c.is_ascii_lowercase())
                 && sub
                     .chars()
-                    .all(|c| c.is_ascii_lowercase() || c == '|' || c == '-');
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '|' || c == '-');
             let firsts: Vec<Vec<String>> = if is_sub {
                 sub.split('|')
                     .map(|s| vec![cmd.clone(), s.to_string()])

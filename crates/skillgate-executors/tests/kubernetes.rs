@@ -7,7 +7,8 @@
 //! subset, cleanup included), a realistic skill with an artifact, the seccomp profile
 //! enforced in a pod and a missing one refused, no way out of a pod (from its routing
 //! tables), the node's process limit, a run's own NetworkPolicy for an allow-list, an
-//! unschedulable pod ending as an error, and the tenant's NetworkPolicy.
+//! unschedulable pod ending as an error, one pod at a time under `max_concurrent = 1`, the
+//! tenant's NetworkPolicy, the work directory's size, and the profile installer's objects.
 #![cfg(all(feature = "kubernetes", feature = "conformance"))]
 mod common;
 use common::{Service, python_runtime, services, value_of};
@@ -305,4 +306,49 @@ async fn pods_on_a_real_cluster() {
         spec.pod_selector.unwrap().match_labels.unwrap()["skillgate.io/tenant"],
         "tenant-a"
     );
+
+    // The work directory is a tmpfs of its limit: writing past it fails with ENOSPC.
+    let mut req = request(
+        "import errno, os\ntry:\n    with open('/work/fill', 'wb') as f:\n\
+         \x20       for _ in range(12):\n            f.write(b'x' * (1 << 20))\n\
+         \x20   print('wrote 12 MiB')\nexcept OSError as e:\n    print(errno.errorcode[e.errno])\n",
+    );
+    // (Under the 16 MiB file-size limit, so the tmpfs is what stops it.)
+    req.spec.limits.workdir_bytes = 8 << 20;
+    let o = run(&exec, req).await.unwrap();
+    assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "ENOSPC", "{o:?}");
+
+    // The profile installer's objects are valid for a real API server (created with a
+    // server-side dry run, as the cluster's admin, in kube-system).
+    let admin = std::path::Path::new(settings.kubeconfig.as_ref().unwrap())
+        .with_file_name("admin.kubeconfig");
+    let admin = kube::Client::try_from(
+        kube::Config::from_custom_kubeconfig(
+            kube::config::Kubeconfig::read_from(&admin).unwrap(),
+            &Default::default(),
+        )
+        .await
+        .unwrap(),
+    )
+    .unwrap();
+    let profile = skillgate_executors::kubernetes::profile::node_profile(&deny(
+        &["socket"],
+        SeccompAction::Errno(1),
+    ))
+    .unwrap();
+    let (cm, ds) =
+        skillgate_executors::kubernetes::installer::installer(&[profile], &Default::default());
+    let dry = kube::api::PostParams {
+        dry_run: true,
+        ..Default::default()
+    };
+    let cms: Api<k8s_openapi::api::core::v1::ConfigMap> =
+        Api::namespaced(admin.clone(), "kube-system");
+    cms.create(&dry, &cm)
+        .await
+        .expect("the installer's ConfigMap");
+    let dss: Api<k8s_openapi::api::apps::v1::DaemonSet> = Api::namespaced(admin, "kube-system");
+    dss.create(&dry, &ds)
+        .await
+        .expect("the installer's DaemonSet");
 }

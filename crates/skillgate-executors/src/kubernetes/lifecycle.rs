@@ -3,11 +3,12 @@
 //! path.
 use super::pod::SKILL_CONTAINER;
 use super::{API_CALL_TIMEOUT, call, cluster_error};
+use futures_util::StreamExt;
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
-use kube::api::{Api, DeleteParams};
+use kube::api::{Api, DeleteParams, WatchEvent, WatchParams};
 use skillgate_core::ExecError;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How far the `skill` container has come.
 #[derive(Debug, PartialEq, Eq)]
@@ -111,33 +112,85 @@ pub(super) fn owner_of(pod: &Pod) -> Result<OwnerReference, ExecError> {
     })
 }
 
+/// Watches pod `name` (no polling: the API server sends each change) until `decide`
+/// says how it came out, for at most `limit`; `Err` with `on_timeout`'s words after that.
+/// A watch the server ends is opened again where it stopped.
+async fn watch_until<T>(
+    pods: &Api<Pod>,
+    name: &str,
+    limit: Duration,
+    mut decide: impl FnMut(&Pod) -> Option<Result<T, ExecError>>,
+    on_timeout: impl FnOnce() -> ExecError,
+) -> Result<T, ExecError> {
+    let watch = async {
+        let mut version = "0".to_string();
+        loop {
+            let wp = WatchParams::default()
+                .fields(&format!("metadata.name={name}"))
+                .timeout(290);
+            let mut events = call("watching the pod", pods.watch(&wp, &version))
+                .await?
+                .boxed();
+            while let Some(event) = events.next().await {
+                match event.map_err(|e| cluster_error("watching the pod", e))? {
+                    WatchEvent::Added(pod) | WatchEvent::Modified(pod) => {
+                        if let Some(v) = &pod.metadata.resource_version {
+                            version.clone_from(v);
+                        }
+                        if let Some(done) = decide(&pod) {
+                            return done;
+                        }
+                    }
+                    WatchEvent::Deleted(_) => {
+                        return Err(cluster_error(
+                            &format!("pod {name}"),
+                            "deleted while the run waited for it",
+                        ));
+                    }
+                    WatchEvent::Bookmark(b) => version = b.metadata.resource_version,
+                    // An expired version: start again from the current state.
+                    WatchEvent::Error(e) if e.code == 410 => version = "0".into(),
+                    WatchEvent::Error(e) => return Err(cluster_error("watching the pod", e)),
+                }
+            }
+        }
+    };
+    match tokio::time::timeout(limit, watch).await {
+        Ok(done) => done,
+        Err(_) => Err(on_timeout()),
+    }
+}
+
 /// Waits until the `skill` container runs; the cluster's reason when it cannot.
 pub(super) async fn wait_running(
     pods: &Api<Pod>,
     name: &str,
     limit: Duration,
 ) -> Result<(), ExecError> {
-    let started = Instant::now();
-    let mut pause = Duration::from_millis(20);
-    loop {
-        let pod = call("reading the pod", pods.get(name)).await?;
-        match start_state(&pod) {
-            Start::Running => return Ok(()),
-            Start::Failed(why) => {
-                return Err(ExecError::Other(format!("kubernetes: pod {name}: {why}")));
-            }
+    let last = std::sync::Mutex::new(String::from("not scheduled yet"));
+    watch_until(
+        pods,
+        name,
+        limit,
+        |pod| match start_state(pod) {
+            Start::Running => Some(Ok(())),
+            Start::Failed(why) => Some(Err(ExecError::Other(format!(
+                "kubernetes: pod {name}: {why}"
+            )))),
             Start::Pending(why) => {
-                if started.elapsed() > limit {
-                    return Err(ExecError::Other(format!(
-                        "kubernetes: pod {name} did not start within {}s: {why}",
-                        limit.as_secs()
-                    )));
-                }
+                *last.lock().unwrap_or_else(|e| e.into_inner()) = why;
+                None
             }
-        }
-        tokio::time::sleep(pause).await;
-        pause = (pause * 2).min(Duration::from_millis(250));
-    }
+        },
+        || {
+            ExecError::Other(format!(
+                "kubernetes: pod {name} did not start within {}s: {}",
+                limit.as_secs(),
+                last.lock().unwrap_or_else(|e| e.into_inner())
+            ))
+        },
+    )
+    .await
 }
 
 /// Waits until the cluster reports how the `skill` container ended.
@@ -145,25 +198,24 @@ pub(super) async fn wait_terminated(
     pods: &Api<Pod>,
     name: &str,
 ) -> Result<(i32, Option<String>), ExecError> {
-    let started = Instant::now();
-    let mut pause = Duration::from_millis(10);
-    loop {
-        let pod = call("reading the pod", pods.get(name)).await?;
-        if let Some(t) = container_status(&pod, SKILL_CONTAINER)
-            .and_then(|c| c.state.as_ref())
-            .and_then(|s| s.terminated.as_ref())
-        {
-            return Ok((t.exit_code, t.reason.clone()));
-        }
-        if started.elapsed() > API_CALL_TIMEOUT {
-            return Err(cluster_error(
+    watch_until(
+        pods,
+        name,
+        API_CALL_TIMEOUT,
+        |pod| {
+            container_status(pod, SKILL_CONTAINER)
+                .and_then(|c| c.state.as_ref())
+                .and_then(|s| s.terminated.as_ref())
+                .map(|t| Ok((t.exit_code, t.reason.clone())))
+        },
+        || {
+            cluster_error(
                 "reading how the skill ended",
                 "its stream closed and the container is still running",
-            ));
-        }
-        tokio::time::sleep(pause).await;
-        pause = (pause * 2).min(Duration::from_millis(200));
-    }
+            )
+        },
+    )
+    .await
 }
 
 /// Deletes a run's pod and Secret: now ([`RunGuard::delete_now`]), or from a spawned

@@ -482,6 +482,7 @@ impl KubernetesExecutor {
             .acquire()
             .await
             .map_err(|_| ExecError::Other("kubernetes: the executor is closed".into()))?;
+        let mut marks = Marks::start();
         let runtime_class = self.decide(&req)?;
         let s = &self.inner.settings;
         let client = self.client().await?;
@@ -569,15 +570,18 @@ impl KubernetesExecutor {
             pods.create(&PostParams::default(), &pod::pod(&plan)),
         )
         .await?;
+        marks.at("create");
         let result = async {
             self.own_secret(&secrets, &name, &created).await?;
             if let NetworkPolicy::AllowList(_) = &req.spec.network {
                 self.run_policy(&client, &req, &created).await?;
             }
-            self.run_pod(&req, &pods, &name, &plan).await
+            self.run_pod(&req, &pods, &name, &plan, &mut marks).await
         }
         .await;
         let cleaned = guard.delete_now().await;
+        marks.at("delete");
+        marks.log(&name);
         let outcome = result?;
         cleaned?;
         Ok(outcome)
@@ -658,9 +662,11 @@ impl KubernetesExecutor {
         pods: &Api<Pod>,
         name: &str,
         plan: &PodPlan,
+        marks: &mut Marks,
     ) -> Result<ExecOutcome, ExecError> {
         let limits = req.spec.limits;
         lifecycle::wait_running(pods, name, self.inner.settings.schedule_timeout).await?;
+        marks.at("start");
         // One attach for all three streams: stdout and stderr come back apart, and the
         // input goes in framed (`LEN\n` then the bytes), since this protocol cannot close
         // stdin alone; the bootstrap hands the skill a stdin that ends after the input.
@@ -735,7 +741,9 @@ impl KubernetesExecutor {
                 &limits,
             ));
         }
+        marks.at("skill");
         let (code, reason) = lifecycle::wait_terminated(pods, name).await?;
+        marks.at("status");
         let wall = started.elapsed();
         let oom = reason.as_deref() == Some("OOMKilled");
         let (exit_code, signal) = if code > 128 && code < 128 + 65 {
@@ -761,6 +769,7 @@ impl KubernetesExecutor {
             &limits,
         );
         let (artifacts, mut findings) = streams::artifacts(pods, name, plan).await?;
+        marks.at("collect");
         outcome.artifacts = artifacts;
         outcome.findings.append(&mut findings);
         Ok(outcome)
@@ -786,6 +795,40 @@ impl KubernetesExecutor {
             )];
         }
         outcome
+    }
+}
+
+/// The phases of one run, logged at debug level under
+/// `skillgate_executors::kubernetes::timing` (`RUST_LOG=skillgate_executors::kubernetes::timing=debug`):
+/// create (decide, policy, Secret, pod), start (until the skill runs), skill (input to the
+/// end of its streams), status (until the cluster reports how it ended), collect (`/out`),
+/// delete, each in milliseconds.
+struct Marks {
+    last: Instant,
+    phases: Vec<(&'static str, Duration)>,
+}
+
+impl Marks {
+    fn start() -> Marks {
+        Marks {
+            last: Instant::now(),
+            phases: Vec::new(),
+        }
+    }
+
+    fn at(&mut self, phase: &'static str) {
+        let now = Instant::now();
+        self.phases.push((phase, now - self.last));
+        self.last = now;
+    }
+
+    fn log(&self, pod: &str) {
+        let ms: Vec<String> = self
+            .phases
+            .iter()
+            .map(|(p, d)| format!("{p}={:.1}", d.as_secs_f64() * 1e3))
+            .collect();
+        tracing::debug!(target: "skillgate_executors::kubernetes::timing", pod, phases_ms = %ms.join(" "));
     }
 }
 

@@ -741,10 +741,17 @@ impl KubernetesExecutor {
                 &limits,
             ));
         }
-        marks.at("skill");
-        let (code, reason) = lifecycle::wait_terminated(pods, name).await?;
-        marks.at("status");
         let wall = started.elapsed();
+        marks.at("skill");
+        // The kubelet reports the end at its next status pass (up to a second): `/out` is
+        // copied out of the keeper meanwhile (the skill's processes are gone with its
+        // container's first process, so `/out` is final).
+        let (ended, collected) = tokio::join!(
+            lifecycle::wait_terminated(pods, name),
+            streams::artifacts(pods, name, plan)
+        );
+        marks.at("end");
+        let (code, reason) = ended?;
         let oom = reason.as_deref() == Some("OOMKilled");
         let (exit_code, signal) = if code > 128 && code < 128 + 65 {
             (None, Some(code - 128))
@@ -768,8 +775,7 @@ impl KubernetesExecutor {
             oom,
             &limits,
         );
-        let (artifacts, mut findings) = streams::artifacts(pods, name, plan).await?;
-        marks.at("collect");
+        let (artifacts, mut findings) = collected?;
         outcome.artifacts = artifacts;
         outcome.findings.append(&mut findings);
         Ok(outcome)
@@ -801,8 +807,8 @@ impl KubernetesExecutor {
 /// The phases of one run, logged at debug level under
 /// `skillgate_executors::kubernetes::timing` (`RUST_LOG=skillgate_executors::kubernetes::timing=debug`):
 /// create (decide, policy, Secret, pod), start (until the skill runs), skill (input to the
-/// end of its streams), status (until the cluster reports how it ended), collect (`/out`),
-/// delete, each in milliseconds.
+/// end of its streams), end (the cluster's report of how it ended, with `/out` copied out
+/// meanwhile), delete, each in milliseconds.
 struct Marks {
     last: Instant,
     phases: Vec<(&'static str, Duration)>,

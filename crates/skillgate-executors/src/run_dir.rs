@@ -1,8 +1,10 @@
 //! What a container sees of the run's folder and of the skill's runtime: the same for
-//! every container executor (the Docker Engine one and the OCI-runtime one).
-use skillgate_core::{ExecError, RuntimeInterpreter, SandboxSpec};
-use skillgate_sandbox::workdir::{OUTPUT_DIR_ENV, WorkDir};
+//! every container executor (Docker Engine, the OCI runtimes, Kubernetes pods).
+use skillgate_core::{RuntimeInterpreter, SandboxSpec};
+use skillgate_sandbox::workdir::OUTPUT_DIR_ENV;
 use std::path::Path;
+#[cfg(any(feature = "docker", feature = "oci"))]
+use {skillgate_core::ExecError, skillgate_sandbox::workdir::WorkDir};
 
 /// Where a runtime's tree is mounted (read-only) inside a container.
 pub const RUNTIME_DIR: &str = "/runtime";

@@ -34,6 +34,21 @@ pub fn archive_budget(limits: &Limits) -> u64 {
         .saturating_add(1 << 20)
 }
 
+/// The finding of an output directory whose archive is over [`archive_budget`]: nothing
+/// of it is collected.
+pub fn over_budget(budget: u64, out_dir: &str) -> Finding {
+    Finding::new(
+        LayerName::Executor,
+        "artifact.total_cap",
+        Severity::Medium,
+        format!(
+            "the output directory holds more than {}; nothing was collected",
+            skillgate_core::units::format_size(budget)
+        ),
+    )
+    .with_snippet(out_dir)
+}
+
 /// How the archive's entries are named.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ArchiveNames {

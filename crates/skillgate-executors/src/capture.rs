@@ -29,6 +29,18 @@ impl Capture {
     }
 }
 
+/// A container's exit code as the skill's exit code or the signal that ended it: the
+/// skill is the container's first process, so its runtime reports 128 + n for signal n
+/// (a skill that exits 130 by itself reads as SIGINT).
+#[cfg(any(feature = "docker", feature = "oci", feature = "kubernetes"))]
+pub(crate) fn exit_or_signal(code: i32) -> (Option<i32>, Option<i32>) {
+    if code > 128 && code < 128 + 65 {
+        (None, Some(code - 128))
+    } else {
+        (Some(code), None)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -40,5 +52,14 @@ mod tests {
         c.push(b"defg");
         assert_eq!(c.kept, b"abcde");
         assert!(c.truncated);
+    }
+
+    #[cfg(any(feature = "docker", feature = "oci", feature = "kubernetes"))]
+    #[test]
+    fn codes_over_128_are_signals() {
+        assert_eq!(exit_or_signal(137), (None, Some(9)));
+        assert_eq!(exit_or_signal(3), (Some(3), None));
+        assert_eq!(exit_or_signal(128), (Some(128), None));
+        assert_eq!(exit_or_signal(200), (Some(200), None));
     }
 }

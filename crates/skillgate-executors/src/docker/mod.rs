@@ -586,16 +586,7 @@ impl DockerExecutor {
             .await
             .map_err(|_| engine_error(socket, "reading /out", "timed out"))??;
         if !fits {
-            let f = Finding::new(
-                LayerName::Executor,
-                "artifact.total_cap",
-                Severity::Medium,
-                format!(
-                    "the output directory holds more than {}; nothing was collected",
-                    units::format_size(budget)
-                ),
-            )
-            .with_snippet(OUT_DIR);
+            let f = crate::archive::over_budget(budget, OUT_DIR);
             return Ok((Vec::new(), vec![f]));
         }
         let names = match flavour {
@@ -630,10 +621,8 @@ impl Ended {
     fn of(code: i32, oom_killed: Option<bool>, timed_out: bool, flavour: Flavour) -> Ended {
         let (exit_code, signal) = if timed_out {
             (None, Some(9))
-        } else if code > 128 && code < 128 + 65 {
-            (None, Some(code - 128))
         } else {
-            (Some(code), None)
+            crate::capture::exit_or_signal(code)
         };
         let oom = !timed_out
             && (oom_killed == Some(true) || (flavour == Flavour::Podman && code == 128 + 9));

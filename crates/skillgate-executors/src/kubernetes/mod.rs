@@ -753,11 +753,7 @@ impl KubernetesExecutor {
         marks.at("end");
         let (code, reason) = ended?;
         let oom = reason.as_deref() == Some("OOMKilled");
-        let (exit_code, signal) = if code > 128 && code < 128 + 65 {
-            (None, Some(code - 128))
-        } else {
-            (Some(code), None)
-        };
+        let (exit_code, signal) = crate::capture::exit_or_signal(code);
         let mut outcome = self.outcome(
             ProcessResult {
                 exit_code,

@@ -6,7 +6,7 @@ use crate::archive::{ArchiveNames, archive_budget, collect_archive};
 use crate::capture::Capture;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, AttachParams};
-use skillgate_core::{ExecError, Finding, LayerName, Severity, units};
+use skillgate_core::{ExecError, Finding};
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// Reads `stream` to its end into `into` (kept up to its cap, the rest drained).
@@ -77,16 +77,7 @@ pub(super) async fn artifacts(
         .await
         .map_err(|_| cluster_error("copying /out from the keeper", "timed out"))?;
     if over {
-        let f = Finding::new(
-            LayerName::Executor,
-            "artifact.total_cap",
-            Severity::Medium,
-            format!(
-                "the output directory holds more than {}; nothing was collected",
-                units::format_size(budget)
-            ),
-        )
-        .with_snippet(pod::OUT_DIR);
+        let f = crate::archive::over_budget(budget, pod::OUT_DIR);
         return Ok((Vec::new(), vec![f]));
     }
     if let Some(st) = status.filter(|s| s.status.as_deref() != Some("Success")) {

@@ -675,10 +675,8 @@ impl Ended {
             .unwrap_or_else(|| 128 + status.signal().unwrap_or(libc_sigkill()));
         let (exit_code, signal) = if timed_out {
             (None, Some(libc_sigkill()))
-        } else if code > 128 && code < 128 + 65 {
-            (None, Some(code - 128))
         } else {
-            (Some(code), None)
+            crate::capture::exit_or_signal(code)
         };
         let oom = !timed_out
             && if ev.read {

@@ -3,11 +3,15 @@
 # a whole process, from spawn to exit; release build), against one sandboxed
 # `skillgate run` of the same code:
 #   run        `skillgate run --code step.py`: config, pipeline, one sandbox
-#   warm@N     `session exec` of the same code in a session of N steps whose newest
-#              snapshot is at the head (a snapshot hit: restore it, run the step, record)
-#   cold@N     `session exec` in a session of N steps whose newest snapshot is the
-#              snapshot policy's worst case behind the head (--snapshot-every S: S-1
-#              steps to replay, each through the whole pipeline, before the step)
+#   warm@N     `session exec` of the same code in a session of N steps whose workspace
+#              the previous command parked at the head (continue it, run the step,
+#              record), with the CLI's snapshot policy (--snapshot-every S): the mean of
+#              S consecutive steps, one of which packs a snapshot
+#   cold@N     `session exec` in a session of N steps whose parked workspace cannot be
+#              continued (its ticket removed, as a process killed mid-step leaves it)
+#              and whose newest snapshot is the snapshot policy's worst case behind the
+#              head (S-1 steps to replay, each through the whole pipeline, before the
+#              step)
 #   empty@N    `session replay --cold`: the whole log replayed from an empty workspace
 #              (no snapshot; once per length: what the snapshots save)
 # One session per length mixes steps and uploads (an upload of a small CSV after every
@@ -30,7 +34,9 @@ EVERY="${3:-2}"
 cd "$(dirname "$0")/.."
 . benches/skillgate-bin.sh
 WORK=$(mktemp -d /tmp/skillgate-sessions-bench.XXXXXX)
-trap 'rm -rf "$WORK"' EXIT
+# The sessions' parked workspaces are tmpfs mounts beneath it (each length's `session rm`
+# unmounts its own; this, what a failed run left).
+trap 'awk -v w="$WORK/" '"'"'index($5, w) == 1 {print $5}'"'"' /proc/self/mountinfo | xargs -r umount -l; rm -rf "$WORK"' EXIT
 
 python3 - "$RUNS" "$LENGTHS" "$EVERY" "$SG" "$WORK" <<'PYEOF'
 import json, os, statistics, subprocess, sys, time
@@ -87,12 +93,15 @@ def exec_args(sid, snapshot_every):
 
 def expect(snapshot_behind):
     """A check of `session exec --format json`: restored from the snapshot that many
-    events behind the head, and recorded."""
+    events behind the head (None: the parked workspace continued), and recorded."""
     def check(r):
         rest = r["restored"]
         if r["report"]["status"] != "ok" or r["seq"] is None:
             raise SystemExit(f"the step did not run ok: {r}")
-        if rest["snapshot"] is None or rest["replayed"] != snapshot_behind:
+        if snapshot_behind is None:
+            if not rest["parked"] or rest["replayed"] != 0:
+                raise SystemExit(f"expected the parked workspace at the head: {rest}")
+        elif rest["snapshot"] is None or rest["replayed"] != snapshot_behind or rest["warm"]:
             raise SystemExit(f"expected a snapshot {snapshot_behind} events behind: {rest}")
     return check
 
@@ -127,14 +136,21 @@ for n in lengths:
     sid = build(n, state)
     built = time.perf_counter() - t0
     times = {"run": [], "warm": [], "cold": []}
-    # cold: every-1 steps without a snapshot, then the timed one replays them.
+    # cold: every-1 steps without a snapshot, the parked workspace's ticket taken away
+    # (what a process killed mid-step leaves), then the timed step replays them.
+    ticket = os.path.join(state, "session-workspaces", sid, "head")
     def cold_once():
         for _ in range(every - 1):
             sg_run(exec_args(sid, 10**6), state)
+        os.remove(ticket)
         return sg_run(exec_args(sid, every), state, expect(every - 1))[0]
+    # warm: one cycle of the snapshot policy (the cold step before ends on a snapshot).
+    def warm_once():
+        return statistics.mean(sg_run(exec_args(sid, every), state, expect(None))[0]
+                               for _ in range(every))
     contenders = {
         "run": lambda: sg_run(["run", "--code", step, "--lang", "python"], run_state)[0],
-        "warm": lambda: sg_run(exec_args(sid, 1), state, expect(0))[0],
+        "warm": warm_once,
         "cold": cold_once,
     }
     names = list(contenders)
@@ -154,6 +170,7 @@ for n in lengths:
           f"cold/warm {c / w:.2f}x [per round {per('cold', 'warm'):.2f}x]  "
           f"empty/warm {empty / w:.1f}x", flush=True)
     rows.append((n, r, w, c, empty))
+    sg_run(["session", "rm", sid], state)
 print(f"load {os.getloadavg()[0]:.1f} {os.getloadavg()[1]:.1f} {os.getloadavg()[2]:.1f} at the end")
 print("| steps | run | warm | cold | replay from empty | warm/run | cold/warm |")
 for n, r, w, c, e in rows:

@@ -442,6 +442,16 @@ fn the_session_demo_runs_as_written_and_its_state_survives_the_kill_9() {
         if path.file_name() == Some("runtimes".as_ref()) {
             continue;
         }
+        if path.file_name() == Some("session-workspaces".as_ref()) {
+            // A run that failed may have left a workspace parked (mounted).
+            for slot in std::fs::read_dir(&path).unwrap() {
+                let _ = std::process::Command::new("umount")
+                    .arg("-l")
+                    .arg(slot.unwrap().path().join("ws"))
+                    .stderr(std::process::Stdio::null())
+                    .status();
+            }
+        }
         match path.is_dir() {
             true => std::fs::remove_dir_all(&path).unwrap(),
             false => std::fs::remove_file(&path).unwrap(),
@@ -494,10 +504,11 @@ fn the_session_demo_runs_as_written_and_its_state_survives_the_kill_9() {
         "the demo failed: {}\n{stdout}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let (id, killed) = stdout
+    let id = stdout
         .lines()
         .find_map(|l| l.strip_prefix("demo: "))
         .and_then(|l| l.split_once(' '))
+        .map(|(id, _killed)| id)
         .unwrap();
     let answer = |key: &str| -> Value {
         stdout
@@ -523,19 +534,6 @@ fn the_session_demo_runs_as_written_and_its_state_survives_the_kill_9() {
     assert_eq!(summary["total"], 1440.5, "{summary}");
     assert_eq!(summary["chart_bytes"].as_u64(), Some(chart.len() as u64));
 
-    // The kill came in flight: the process had its workspace (it held the session's
-    // lock and was restoring or running), which it could not clean up.
-    let prefix = format!("skillgate-session-{killed}-");
-    let left = || {
-        std::fs::read_dir(std::env::temp_dir())
-            .unwrap()
-            .filter_map(Result::ok)
-            .any(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-    };
-    assert!(
-        left(),
-        "the killed `session exec` ({killed}) was not in flight"
-    );
     let who = [
         "--agent",
         "analyst-1",
@@ -565,9 +563,14 @@ fn the_session_demo_runs_as_written_and_its_state_survives_the_kill_9() {
         ],
         "the log holds the upload and the three recorded steps, nothing of the killed one"
     );
-    sg(&[&["session", "gc"][..], &config].concat());
-    assert!(
-        !left(),
-        "session gc reclaims the killed process's workspace"
-    );
+    // The last step parked the session's workspace at the head, with the clean table
+    // (the killed step's wipe was undone: its workspace was rebuilt from the log); `rm`
+    // unmounts it with the session.
+    let slot = state.join("session-workspaces").join(id);
+    let ticket: Value = serde_json::from_slice(&std::fs::read(slot.join("head")).unwrap()).unwrap();
+    assert_eq!(ticket["seq"], 4, "{ticket}");
+    let clean = std::fs::read_to_string(slot.join("ws/data/clean.csv")).unwrap();
+    assert_eq!(clean.lines().count(), 10, "{clean}");
+    sg(&[&["session", "rm", id][..], &config, &who].concat());
+    assert!(!slot.exists(), "session rm removes its parked workspace");
 }

@@ -111,6 +111,40 @@ impl Ctx {
     fn log(&self, id: &str) -> Vec<serde_json::Value> {
         serde_json::from_str(&self.ok(&["log", id, "--format", "json"])).unwrap()
     }
+
+    /// Where session `id`'s workspace is parked between commands.
+    fn slot(&self, id: &str) -> PathBuf {
+        self.state.join("session-workspaces").join(id)
+    }
+
+    /// Whether a file system is mounted on `dir`.
+    fn mounted(&self, dir: &Path) -> bool {
+        mount_points().iter().any(|m| m == dir)
+    }
+}
+
+/// The mount points of this mount namespace.
+fn mount_points() -> Vec<PathBuf> {
+    std::fs::read_to_string("/proc/self/mountinfo")
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split(' ').nth(4).map(PathBuf::from))
+        .collect()
+}
+
+/// The workspaces a test's commands parked in its state directory are unmounted with it.
+impl Drop for Ctx {
+    fn drop(&mut self) {
+        let lot = self.state.join("session-workspaces");
+        for m in mount_points() {
+            if m.starts_with(&lot) {
+                let _ = std::process::Command::new("umount")
+                    .arg("-l")
+                    .arg(&m)
+                    .status();
+            }
+        }
+    }
 }
 
 fn kill_during_a_step(ctx: &Ctx) {
@@ -146,36 +180,47 @@ fn kill_during_a_step(ctx: &Ctx) {
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(500));
-    let pid = child.id();
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
 
     let log = ctx.log(&id);
     assert_eq!(log.len(), 2, "no event of the killed step: {log:?}");
 
-    // Its workspace outlived it; `gc` reclaims the workspaces of dead processes.
-    let prefix = format!("skillgate-session-{pid}-");
-    let left = || {
-        std::fs::read_dir(std::env::temp_dir())
-            .unwrap()
-            .filter_map(Result::ok)
-            .any(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-    };
-    assert!(left(), "the killed process left its workspace behind");
-    ctx.ok(&["gc"]);
-    assert!(!left(), "gc reclaimed it");
+    // It had taken over the workspace the step before parked (its ticket is gone) and
+    // changed it.
+    let slot = ctx.slot(&id);
+    assert!(
+        !slot.join("head").exists(),
+        "the killed step held the workspace"
+    );
+    assert_eq!(
+        std::fs::read_to_string(slot.join("ws/total.txt")).unwrap(),
+        "half-written"
+    );
 
-    // The lock died with the process; the state is the recorded one.
+    // The lock died with the process; the next step does not continue that workspace:
+    // it is restored from the log, and the state is the recorded one.
     let read = ctx.script("read.py", "print(open('total.txt').read())\n");
     let r = ctx.exec(&id, &read);
     assert_eq!(r["report"]["stdout"].as_str().unwrap().trim(), "6", "{r}");
     assert_eq!(r["seq"], 3);
+    assert_eq!(r["restored"]["warm"], false, "{r}");
+    // The one after continues the workspace that step parked.
+    let r = ctx.exec(&id, &read);
+    assert_eq!(r["report"]["stdout"].as_str().unwrap().trim(), "6", "{r}");
+    assert_eq!(r["restored"]["parked"], true, "{r}");
+    assert_eq!(r["restored"]["replayed"], 0, "{r}");
     let out = ctx.ok(&["download", &id, "total.txt"]);
     assert_eq!(out, "6");
     let replay: serde_json::Value =
         serde_json::from_str(&ctx.ok(&["replay", &id, "--cold", "--format", "json"])).unwrap();
-    assert_eq!(replay["restored"]["replayed"], 3, "{replay}");
+    assert_eq!(replay["restored"]["replayed"], 4, "{replay}");
     assert!(replay["restored"]["divergence"].is_null(), "{replay}");
+
+    // `rm` unmounts the parked workspace and removes it with the session.
+    assert!(ctx.mounted(&slot.join("ws")));
+    ctx.ok(&["rm", &id]);
+    assert!(!slot.exists() && !ctx.mounted(&slot.join("ws")));
 }
 
 /// Whether process `pid` has a child (the sandbox of its step), started by any of its
@@ -353,13 +398,9 @@ fn postgres_restart_mid_session_fails_the_step_in_flight_cleanly_and_the_next_on
         .spawn()
         .unwrap();
     // The step runs once its workspace (on the host) holds what it wrote.
-    let prefix = format!("skillgate-session-{}-", child.id());
+    let ws = ctx.slot(&id).join("ws");
     let running = || {
-        std::fs::read_dir(std::env::temp_dir())
-            .unwrap()
-            .filter_map(Result::ok)
-            .find(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-            .map(|e| e.path())
+        Some(ws.clone())
             .filter(|w| std::fs::read(w.join("total.txt")).is_ok_and(|t| t == b"half-written"))
     };
     let deadline = Instant::now() + Duration::from_secs(120);

@@ -55,6 +55,20 @@ pub enum Action<'a> {
     },
 }
 
+/// Where a workspace stands in its session's log: after event `seq`, whose chained key is
+/// `key`, with what has passed since the last snapshot (what the snapshot policy counts).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Position {
+    /// The last event applied.
+    pub seq: u64,
+    /// Its key (see [`crate::key`]).
+    pub key: String,
+    /// Steps applied since the last snapshot.
+    pub steps_since_snapshot: u32,
+    /// Their recorded run time, in milliseconds.
+    pub ms_since_snapshot: u64,
+}
+
 /// A workspace and the means to run steps in it.
 pub trait Backend: Send {
     /// What it provides.
@@ -79,4 +93,19 @@ pub trait Backend: Send {
 
     /// The regular file `path` of the workspace (at most `cap` bytes), `None` when absent.
     fn read(&self, path: &str, cap: u64) -> Result<Option<Vec<u8>>, SessionError>;
+
+    /// Where the workspace this backend was made with stands, when it is one an earlier
+    /// process left behind ([`park`](Self::park)) and this backend took over; `None` for a
+    /// new workspace (the default). Asked once: the caller either continues from that
+    /// position or [`materialize`](Self::materialize)s.
+    fn adopted(&mut self) -> Option<Position> {
+        None
+    }
+
+    /// Leaves the workspace, standing at `at`, for a later process once this one ends
+    /// (its next change takes it back). A backend that cannot does nothing (the default).
+    fn park(&mut self, at: &Position) -> Result<(), SessionError> {
+        let _ = at;
+        Ok(())
+    }
 }

@@ -47,12 +47,13 @@ pub mod id;
 pub mod key;
 pub mod model;
 mod native;
+mod parking;
 pub mod paths;
 mod sessions;
 pub mod snapshot;
 pub mod store;
 
-pub use backend::{Action, Backend, BackendCapabilities, Restore};
+pub use backend::{Action, Backend, BackendCapabilities, Position, Restore};
 pub use error::SessionError;
 pub use model::{
     ArtifactRef, Event, EventKind, MountRecord, Session, SnapshotRef, StepRecord, StepResult,
@@ -61,6 +62,7 @@ pub use model::{
 pub use native::{
     DEFAULT_WORKSPACE_BYTES, EngineProvider, NativeBackend, STEP_SKILL, reclaim_stale_workspaces,
 };
+pub use parking::ParkingLot;
 pub use sessions::{
     BackendFactory, Divergence, ExecReport, Owner, ReplayReport, Restored, Sessions, Settings,
 };

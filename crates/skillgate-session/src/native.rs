@@ -3,8 +3,9 @@
 //! (`SandboxSpec::workspace`): policy, pre-scan, isolation, seccomp, network, the secret
 //! scan and the monitor all apply, and an executor that cannot mount a workspace refuses.
 use crate::SessionError;
-use crate::backend::{Action, Backend, BackendCapabilities, Restore};
+use crate::backend::{Action, Backend, BackendCapabilities, Position, Restore};
 use crate::model::StepSpec;
+use crate::parking::ParkingLot;
 use crate::snapshot::{self, Packed};
 use rustix::mount::{MountFlags, UnmountFlags};
 use skillgate::Engine;
@@ -47,10 +48,25 @@ pub fn reclaim_stale_workspaces() -> std::io::Result<u32> {
     Ok(n)
 }
 
-/// A directory with a tmpfs of its own mounted on it; unmounted and removed when dropped.
+/// Where a workspace's tmpfs is mounted.
+#[derive(Debug)]
+enum Place {
+    /// A directory of its own in the temporary directory, removed with the workspace.
+    Temp(tempfile::TempDir),
+    /// Session `id`'s slot in a [`ParkingLot`]; left mounted at drop once `parked`.
+    Lot {
+        lot: ParkingLot,
+        id: String,
+        dir: PathBuf,
+        parked: bool,
+    },
+}
+
+/// A directory with a tmpfs of its own mounted on it; unmounted (and a temporary
+/// directory removed) when dropped, unless it was parked for a later process.
 #[derive(Debug)]
 struct Tmpfs {
-    dir: tempfile::TempDir,
+    place: Place,
     bytes: u64,
     mounted: bool,
     /// Mounted and not handed out since: already what [`Tmpfs::fresh`] would make.
@@ -64,7 +80,7 @@ impl Tmpfs {
             .tempdir()
             .map_err(|e| SessionError::Backend(format!("creating a workspace directory: {e}")))?;
         let mut t = Tmpfs {
-            dir,
+            place: Place::Temp(dir),
             bytes,
             mounted: false,
             pristine: false,
@@ -73,8 +89,93 @@ impl Tmpfs {
         Ok(t)
     }
 
+    /// Session `id`'s workspace in `lot`: the one parked there, with where it stands, or
+    /// a new, empty one.
+    fn in_lot(
+        lot: ParkingLot,
+        id: &str,
+        bytes: u64,
+    ) -> Result<(Tmpfs, Option<Position>), SessionError> {
+        let io = |what: &str, e: std::io::Error| {
+            SessionError::Backend(format!("{what} of session {id}: {e}"))
+        };
+        let dir = lot
+            .workspace_dir(id)
+            .map_err(|e| io("making the workspace directory", e))?;
+        let adopted = lot
+            .claim(id, bytes)
+            .map_err(|e| io("taking over the parked workspace", e))?;
+        // Mounted there but not handed over (a process killed mid-step): remounted empty.
+        let mounted = crate::parking::is_tmpfs_mount(&dir)
+            .map_err(|e| io("inspecting the workspace directory", e))?;
+        let mut t = Tmpfs {
+            place: Place::Lot {
+                lot,
+                id: id.to_string(),
+                dir,
+                parked: false,
+            },
+            bytes,
+            mounted,
+            pristine: false,
+        };
+        if adopted.is_none() {
+            t.fresh()?;
+        }
+        Ok((t, adopted))
+    }
+
+    fn path(&self) -> &Path {
+        match &self.place {
+            Place::Temp(dir) => dir.path(),
+            Place::Lot { dir, .. } => dir,
+        }
+    }
+
+    /// Takes a parked workspace back before it changes: no later process may take it over
+    /// while this one changes it.
+    fn unpark(&mut self) -> Result<(), SessionError> {
+        if let Place::Lot {
+            lot,
+            id,
+            parked: parked @ true,
+            ..
+        } = &mut self.place
+        {
+            lot.claim(id, self.bytes).map_err(|e| {
+                SessionError::Backend(format!("taking back the parked workspace of {id}: {e}"))
+            })?;
+            *parked = false;
+        }
+        Ok(())
+    }
+
+    /// Leaves the workspace mounted for a later process, standing at `at`.
+    fn park(&mut self, at: &Position) -> Result<(), SessionError> {
+        if let Place::Lot {
+            lot, id, parked, ..
+        } = &mut self.place
+        {
+            if self.mounted {
+                lot.park(id, self.bytes, at).map_err(|e| {
+                    SessionError::Backend(format!("parking the workspace of {id}: {e}"))
+                })?;
+                *parked = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// The directory, to change what is in it.
+    fn path_mut(&mut self) -> Result<PathBuf, SessionError> {
+        self.unpark()?;
+        self.pristine = false;
+        Ok(self.path().to_path_buf())
+    }
+
     /// Mounts a new, empty tmpfs (dropping the previous one and everything in it).
     fn fresh(&mut self) -> Result<(), SessionError> {
+        self.unpark()?;
         if self.pristine {
             return Ok(());
         }
@@ -83,7 +184,7 @@ impl Tmpfs {
             .map_err(|e| SessionError::Backend(e.to_string()))?;
         rustix::mount::mount(
             "skillgate-session",
-            self.dir.path(),
+            self.path(),
             "tmpfs",
             MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
             data.as_c_str(),
@@ -92,7 +193,7 @@ impl Tmpfs {
             SessionError::Backend(format!(
                 "mounting the session workspace (a tmpfs) on {}: {e} (the native backend needs \
                  root with CAP_SYS_ADMIN)",
-                self.dir.path().display()
+                self.path().display()
             ))
         })?;
         self.mounted = true;
@@ -102,10 +203,10 @@ impl Tmpfs {
 
     fn unmount(&mut self) -> Result<(), SessionError> {
         if self.mounted {
-            rustix::mount::unmount(self.dir.path(), UnmountFlags::DETACH).map_err(|e| {
+            rustix::mount::unmount(self.path(), UnmountFlags::DETACH).map_err(|e| {
                 SessionError::Backend(format!(
                     "unmounting the session workspace {}: {e}",
-                    self.dir.path().display()
+                    self.path().display()
                 ))
             })?;
             self.mounted = false;
@@ -116,7 +217,9 @@ impl Tmpfs {
 
 impl Drop for Tmpfs {
     fn drop(&mut self) {
-        let _ = self.unmount();
+        if !matches!(self.place, Place::Lot { parked: true, .. }) {
+            let _ = self.unmount();
+        }
     }
 }
 
@@ -129,6 +232,8 @@ pub struct NativeBackend {
     engine: EngineProvider,
     caller: Caller,
     ws: Tmpfs,
+    /// Where the parked workspace it was made with stands (until asked).
+    adopted: Option<Position>,
 }
 
 impl std::fmt::Debug for NativeBackend {
@@ -162,19 +267,39 @@ impl NativeBackend {
             engine,
             caller,
             ws: Tmpfs::new(workspace_bytes)?,
+            adopted: None,
+        })
+    }
+
+    /// A backend like [`with_provider`](Self::with_provider) whose workspace is session
+    /// `session`'s slot in `lot`: the workspace an earlier process parked there (see
+    /// [`Backend::adopted`]) or a new one, parked there again by [`Backend::park`].
+    pub fn in_lot(
+        engine: EngineProvider,
+        caller: Caller,
+        workspace_bytes: u64,
+        lot: ParkingLot,
+        session: &str,
+    ) -> Result<NativeBackend, SessionError> {
+        let (ws, adopted) = Tmpfs::in_lot(lot, session, workspace_bytes)?;
+        Ok(NativeBackend {
+            engine,
+            caller,
+            ws,
+            adopted,
         })
     }
 
     /// The workspace's host directory, to read (it changes only through
     /// [`Backend::apply`] and [`Backend::materialize`]).
     pub fn root(&self) -> &Path {
-        self.ws.dir.path()
+        self.ws.path()
     }
 
-    /// The workspace's host directory, to change it (a new one is no longer empty).
-    fn root_mut(&mut self) -> PathBuf {
-        self.ws.pristine = false;
-        self.ws.dir.path().to_path_buf()
+    /// The workspace's host directory, to change it (a new one is no longer empty, a
+    /// parked one is taken back).
+    fn root_mut(&mut self) -> Result<PathBuf, SessionError> {
+        self.ws.path_mut()
     }
 
     fn io(what: &str, e: std::io::Error) -> SessionError {
@@ -183,7 +308,7 @@ impl NativeBackend {
 
     async fn step(&mut self, spec: &StepSpec) -> Result<ExecOutcome, SessionError> {
         crate::paths::check_cwd(&spec.cwd).map_err(SessionError::Invalid)?;
-        let root = self.root_mut();
+        let root = self.root_mut()?;
         crate::paths::make_dir(&root, &spec.cwd)
             .map_err(|e| Self::io("creating the step's working directory", e))?;
         let entry = match spec.language {
@@ -229,7 +354,7 @@ impl Backend for NativeBackend {
         self.ws.fresh()?;
         match from {
             // Hashed while it is unpacked: the tree is not walked again.
-            Restore::Snapshot(archive) => snapshot::unpack_digest(archive, &self.root_mut())
+            Restore::Snapshot(archive) => snapshot::unpack_digest(archive, &self.root_mut()?)
                 .map_err(|e| Self::io("restoring a snapshot", e)),
             Restore::Empty => self.digest(),
         }
@@ -242,13 +367,13 @@ impl Backend for NativeBackend {
         match action {
             Action::Step(spec) => self.step(spec).await.map(Some),
             Action::Upload { path, bytes, mode } => {
-                crate::paths::write(&self.root_mut(), path, bytes, mode)
+                crate::paths::write(&self.root_mut()?, path, bytes, mode)
                     .map_err(|e| Self::io("writing an upload", e))?;
                 Ok(None)
             }
             Action::Mount { skill, archive } => {
                 let dir = format!("skills/{skill}");
-                let root = self.root_mut();
+                let root = self.root_mut()?;
                 crate::paths::make_dir(&root, &dir).map_err(|e| Self::io("mounting a skill", e))?;
                 snapshot::unpack(archive, &root.join(&dir))
                     .map_err(|e| Self::io("mounting a skill", e))?;
@@ -267,6 +392,14 @@ impl Backend for NativeBackend {
 
     fn read(&self, path: &str, cap: u64) -> Result<Option<Vec<u8>>, SessionError> {
         crate::paths::read(self.root(), path, cap).map_err(|e| Self::io("reading the workspace", e))
+    }
+
+    fn adopted(&mut self) -> Option<Position> {
+        self.adopted.take()
+    }
+
+    fn park(&mut self, at: &Position) -> Result<(), SessionError> {
+        self.ws.park(at)
     }
 }
 
@@ -288,6 +421,27 @@ impl crate::Sessions<NativeBackend> {
                 engine.clone(),
                 Caller::new(&s.agent, &s.tenant),
                 workspace_bytes,
+            )
+        })
+    }
+
+    /// Sessions like [`native`](Self::native) whose workspaces stay mounted in `lot`
+    /// between processes: how the CLI, a process per step, keeps a session warm (see
+    /// [`ParkingLot`]).
+    pub fn native_parked(
+        store: Arc<dyn crate::LogStore>,
+        settings: crate::Settings,
+        engine: EngineProvider,
+        workspace_bytes: u64,
+        lot: ParkingLot,
+    ) -> crate::Sessions<NativeBackend> {
+        crate::Sessions::new(store, settings, move |s| {
+            NativeBackend::in_lot(
+                engine.clone(),
+                Caller::new(&s.agent, &s.tenant),
+                workspace_bytes,
+                lot.clone(),
+                &s.id,
             )
         })
     }

@@ -9,7 +9,7 @@
 //! again through the full pipeline, and the first replayed step whose exit code, output
 //! or workspace differs from the record is reported (the record stays canonical).
 use crate::SessionError;
-use crate::backend::{Action, Backend, Restore};
+use crate::backend::{Action, Backend, Position, Restore};
 use crate::key::{output_digest, sha256_hex};
 use crate::model::{
     ArtifactRef, Event, EventKind, MountRecord, Session, SnapshotRef, StepRecord, StepResult,
@@ -100,8 +100,11 @@ pub struct Divergence {
 /// How a workspace was brought to the log's head.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Restored {
-    /// The workspace this process held was at the head already (nothing replayed).
+    /// The workspace was one this process held, or one an earlier process left (see
+    /// `parked`), on the log's history: only the events after it were applied.
     pub warm: bool,
+    /// That workspace was parked by an earlier process (see [`crate::ParkingLot`]).
+    pub parked: bool,
     /// The snapshot restored (its sequence number), if any.
     pub snapshot: Option<u64>,
     /// Snapshots that could not be used (lost, or not what they claim).
@@ -154,6 +157,17 @@ pub struct ReplayReport {
     /// The digest the log recorded for the head's workspace (the last step's, or the
     /// latest snapshot's at the head), when it records one.
     pub recorded_digest: Option<String>,
+}
+
+/// Where [`Sessions::to_head`] may start from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Start {
+    /// The workspace this process holds or one parked, else the newest usable snapshot.
+    Warm,
+    /// The newest usable snapshot (a replay that rebuilds).
+    Snapshot,
+    /// An empty workspace (a cold replay of the whole log).
+    Empty,
 }
 
 /// A workspace this process holds, at event `seq` (key `key`) of its session.
@@ -233,7 +247,18 @@ impl<B: Backend> Sessions<B> {
 
     /// Keeps `warm` as session `id`'s workspace, dropping the least recently kept ones
     /// beyond [`Settings::max_warm`].
+    /// A backend that can also leaves it for a later process ([`Backend::park`]).
     fn keep_warm(&self, id: &str, mut warm: Warm<B>) {
+        let at = Position {
+            seq: warm.seq,
+            key: warm.key.clone(),
+            steps_since_snapshot: warm.steps_since_snapshot,
+            ms_since_snapshot: warm.ms_since_snapshot,
+        };
+        if let Err(e) = warm.backend.park(&at) {
+            // The step is recorded; the next process restores from the log instead.
+            tracing::warn!(session = id, "{e}");
+        }
         warm.used = self
             .clock
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -295,7 +320,7 @@ impl<B: Backend> Sessions<B> {
         let begun = std::time::Instant::now();
         let mut lock = self.lock(id)?;
         let locked = std::time::Instant::now();
-        let (mut warm, restored) = self.to_head(&session, false).await?;
+        let (mut warm, restored) = self.to_head(&session, Start::Warm).await?;
         let started = std::time::Instant::now();
         let outcome = warm
             .backend
@@ -534,7 +559,7 @@ impl<B: Backend> Sessions<B> {
             }
         }
         let lock = self.lock(id)?;
-        let (mut warm, _) = self.to_head(&session, false).await?;
+        let (mut warm, _) = self.to_head(&session, Start::Warm).await?;
         let s = self.take_snapshot(id, &mut warm)?;
         self.keep_warm(id, warm);
         drop(lock);
@@ -561,7 +586,8 @@ impl<B: Backend> Sessions<B> {
         let session = self.get(owner, id)?;
         let lock = self.lock(id)?;
         self.warm_map().remove(id);
-        let (warm, restored) = self.to_head(&session, cold).await?;
+        let start = if cold { Start::Empty } else { Start::Snapshot };
+        let (warm, restored) = self.to_head(&session, start).await?;
         let workspace_digest = warm.backend.digest()?;
         let head = warm.seq;
         let recorded_digest = self.recorded_digest(id, head)?;
@@ -621,29 +647,54 @@ impl<B: Backend> Sessions<B> {
             .filter(|bytes| sha256_hex(bytes) == s.sha256))
     }
 
-    /// A workspace at the log's head: the warm one this process holds (caught up with
-    /// events other processes appended), else the newest usable snapshot (none when
-    /// `cold`) plus a replay of the events after it.
+    /// A workspace at the log's head: with [`Start::Warm`], the one this process holds or
+    /// an earlier process parked (caught up with the events appended since), else the
+    /// newest usable snapshot (none for [`Start::Empty`]) plus a replay of the events
+    /// after it.
     async fn to_head(
         &self,
         session: &Session,
-        cold: bool,
+        start: Start,
     ) -> Result<(Warm<B>, Restored), SessionError> {
         let id = &session.id;
         let (head, head_key) = self.store.head(id)?;
         let held = self.warm_map().remove(id.as_str());
-        let held = held.filter(|w| !cold && w.seq <= head);
         let mut restored = Restored::default();
+        let warm_start = start == Start::Warm;
         let (mut warm, events) = match held {
-            Some(w) => match self.continuation(id, &w)? {
+            Some(w) if warm_start && w.seq <= head => match self.continuation(id, &w)? {
                 Some(events) => {
                     restored.warm = true;
                     (w, events)
                 }
                 // The log does not continue what this process holds: start over.
-                None => self.restore(session, head, false, &mut restored)?,
+                None => self.restore(session, w.backend, head, start, &mut restored)?,
             },
-            None => self.restore(session, head, cold, &mut restored)?,
+            Some(w) => self.restore(session, w.backend, head, start, &mut restored)?,
+            None => {
+                let mut backend = (self.backends)(session)?;
+                match backend.adopted().filter(|at| warm_start && at.seq <= head) {
+                    Some(at) => {
+                        let w = Warm {
+                            backend,
+                            used: 0,
+                            seq: at.seq,
+                            key: at.key,
+                            steps_since_snapshot: at.steps_since_snapshot,
+                            ms_since_snapshot: at.ms_since_snapshot,
+                        };
+                        match self.continuation(id, &w)? {
+                            Some(events) => {
+                                restored.warm = true;
+                                restored.parked = true;
+                                (w, events)
+                            }
+                            None => self.restore(session, w.backend, head, start, &mut restored)?,
+                        }
+                    }
+                    None => self.restore(session, backend, head, start, &mut restored)?,
+                }
+            }
         };
         for e in events {
             self.replay_event(id, &mut warm, &e, &mut restored).await?;
@@ -661,9 +712,18 @@ impl<B: Backend> Sessions<B> {
         Ok((warm, restored))
     }
 
-    /// The events after `w`'s position, when they continue its key chain.
+    /// The events after `w`'s position, when the log has `w`'s key there and they
+    /// continue its key chain.
     fn continuation(&self, id: &str, w: &Warm<B>) -> Result<Option<Vec<Event>>, SessionError> {
-        let events = self.store.events(id, w.seq)?;
+        let mut events = self.store.events(id, w.seq.saturating_sub(1))?;
+        let at = match w.seq {
+            0 => Some(crate::key::GENESIS.to_string()),
+            _ if events.first().is_some_and(|e| e.seq == w.seq) => Some(events.remove(0).key),
+            _ => None,
+        };
+        if at.as_deref() != Some(w.key.as_str()) {
+            return Ok(None);
+        }
         let mut key = w.key.clone();
         for e in &events {
             key = crate::key::chain(&key, &e.kind);
@@ -674,19 +734,19 @@ impl<B: Backend> Sessions<B> {
         Ok(Some(events))
     }
 
-    /// A new workspace at the newest usable snapshot at or before `head` (none when
-    /// `cold`), and the events to replay after it.
+    /// `backend`'s workspace brought to the newest usable snapshot at or before `head`
+    /// (an empty one for [`Start::Empty`]), and the events to replay after it.
     fn restore(
         &self,
         session: &Session,
+        mut backend: B,
         head: u64,
-        cold: bool,
+        start: Start,
         restored: &mut Restored,
     ) -> Result<(Warm<B>, Vec<Event>), SessionError> {
         let id = &session.id;
-        let mut backend = (self.backends)(session)?;
         let mut from = (0, crate::key::GENESIS.to_string());
-        if !cold {
+        if start != Start::Empty {
             for s in self.store.snapshots(id)? {
                 if s.seq > head {
                     continue;

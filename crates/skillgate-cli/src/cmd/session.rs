@@ -4,7 +4,9 @@ use crate::UsageError;
 use crate::render::{self, Format};
 use clap::{Args, Subcommand};
 use skillgate::{Language, Report, units};
-use skillgate_session::{Owner, SessionError, Sessions, Settings as SessionSettings, StepSpec};
+use skillgate_session::{
+    Owner, ParkingLot, SessionError, Sessions, Settings as SessionSettings, StepSpec,
+};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -209,11 +211,18 @@ pub(crate) fn run(args: SessionArgs) -> Result<ExitCode, UsageError> {
         lock_wait: args.lock_wait,
         ..configured
     };
-    let sessions = Sessions::native(
+    // Each command is a process: a session's workspace stays mounted in the state
+    // directory between them, so the next step continues it instead of restoring it.
+    let lot = ParkingLot::new(
+        state_dir.join("session-workspaces"),
+        session_settings.max_warm,
+    );
+    let sessions = Sessions::native_parked(
         store,
         session_settings,
         Arc::new(move || engine.clone()),
         skillgate_session::DEFAULT_WORKSPACE_BYTES,
+        lot.clone(),
     );
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -387,6 +396,10 @@ pub(crate) fn run(args: SessionArgs) -> Result<ExitCode, UsageError> {
         }
         SessionCommand::Rm { id } => {
             let removed = sessions.remove(&owner, &id).map_err(session_error)?;
+            if removed {
+                lot.evict(&id)
+                    .map_err(|e| format!("removing the workspace of session {id}: {e}"))?;
+            }
             Ok(if removed {
                 ExitCode::SUCCESS
             } else {
@@ -395,8 +408,13 @@ pub(crate) fn run(args: SessionArgs) -> Result<ExitCode, UsageError> {
         }
         SessionCommand::Gc => {
             let r = sessions.gc().map_err(session_error)?;
-            let workspaces = skillgate_session::reclaim_stale_workspaces()
-                .map_err(|e| format!("reclaiming the workspaces of dead processes: {e}"))?;
+            let store = sessions.store();
+            let parked = lot
+                .sweep(|id| !matches!(store.session(id), Ok(None)))
+                .map_err(|e| format!("removing the workspaces of removed sessions: {e}"))?;
+            let workspaces = parked
+                + skillgate_session::reclaim_stale_workspaces()
+                    .map_err(|e| format!("reclaiming the workspaces of dead processes: {e}"))?;
             match format {
                 Format::Json => print_json(&serde_json::json!({
                     "snapshots": r.snapshots,
@@ -405,7 +423,7 @@ pub(crate) fn run(args: SessionArgs) -> Result<ExitCode, UsageError> {
                     "workspaces": workspaces,
                 })),
                 Format::Text => println!(
-                    "removed {} snapshots, {} blobs ({} bytes) and {workspaces} workspaces of dead processes",
+                    "removed {} snapshots, {} blobs ({} bytes) and {workspaces} workspaces (of removed sessions and dead processes)",
                     r.snapshots, r.blobs, r.bytes
                 ),
             }

@@ -102,10 +102,12 @@ pub trait Backend: Send {
         None
     }
 
-    /// Leaves the workspace, standing at `at`, for a later process once this one ends
-    /// (its next change takes it back). A backend that cannot does nothing (the default).
-    fn park(&mut self, at: &Position) -> Result<(), SessionError> {
+    /// Leaves the workspace, standing at `at`, for a later process (or a later backend
+    /// of this one) to take over; `true` when it did, and then this backend is to be
+    /// dropped, not used again. A backend that cannot does nothing and says `false` (the
+    /// default).
+    fn park(&mut self, at: &Position) -> Result<bool, SessionError> {
         let _ = at;
-        Ok(())
+        Ok(false)
     }
 }

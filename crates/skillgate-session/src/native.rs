@@ -142,16 +142,23 @@ impl Tmpfs {
             ..
         } = &mut self.place
         {
-            lot.claim(id, self.bytes).map_err(|e| {
+            let back = lot.claim(id, self.bytes).map_err(|e| {
                 SessionError::Backend(format!("taking back the parked workspace of {id}: {e}"))
             })?;
             *parked = false;
+            if back.is_none() {
+                self.mounted = false;
+                return Err(SessionError::Backend(format!(
+                    "the parked workspace of {id} was taken over or evicted meanwhile"
+                )));
+            }
         }
         Ok(())
     }
 
-    /// Leaves the workspace mounted for a later process, standing at `at`.
-    fn park(&mut self, at: &Position) -> Result<(), SessionError> {
+    /// Leaves the workspace mounted for a later process, standing at `at`; `true` when
+    /// it did.
+    fn park(&mut self, at: &Position) -> Result<bool, SessionError> {
         if let Place::Lot {
             lot, id, parked, ..
         } = &mut self.place
@@ -161,9 +168,10 @@ impl Tmpfs {
                     SessionError::Backend(format!("parking the workspace of {id}: {e}"))
                 })?;
                 *parked = true;
+                return Ok(true);
             }
         }
-        Ok(())
+        Ok(false)
     }
 
     /// The directory, to change what is in it.
@@ -203,12 +211,16 @@ impl Tmpfs {
 
     fn unmount(&mut self) -> Result<(), SessionError> {
         if self.mounted {
-            rustix::mount::unmount(self.path(), UnmountFlags::DETACH).map_err(|e| {
-                SessionError::Backend(format!(
-                    "unmounting the session workspace {}: {e}",
-                    self.path().display()
-                ))
-            })?;
+            match rustix::mount::unmount(self.path(), UnmountFlags::DETACH) {
+                // A parked workspace another process evicted meanwhile: not mounted.
+                Ok(()) | Err(rustix::io::Errno::INVAL) => {}
+                Err(e) => {
+                    return Err(SessionError::Backend(format!(
+                        "unmounting the session workspace {}: {e}",
+                        self.path().display()
+                    )));
+                }
+            }
             self.mounted = false;
         }
         Ok(())
@@ -398,7 +410,7 @@ impl Backend for NativeBackend {
         self.adopted.take()
     }
 
-    fn park(&mut self, at: &Position) -> Result<(), SessionError> {
+    fn park(&mut self, at: &Position) -> Result<bool, SessionError> {
         self.ws.park(at)
     }
 }

@@ -134,8 +134,9 @@ impl ParkingLot {
         for (_, id) in &parked[..parked.len() - self.capacity] {
             let slot = self.slot(id)?;
             // Only a ticket taken here may be evicted: a claim under way keeps its own.
+            // The directory stays: a process may be about to mount on it again.
             if take(&slot.join(TICKET))?.is_some() {
-                release(&slot)?;
+                unmount_workspace(&slot)?;
             }
         }
         Ok(())
@@ -188,12 +189,22 @@ fn take(path: &Path) -> io::Result<Option<Vec<u8>>> {
     text.map(Some)
 }
 
-/// Unmounts a slot's workspace (if mounted) and removes the slot.
-fn release(slot: &Path) -> io::Result<()> {
+/// Unmounts a slot's workspace, if mounted.
+fn unmount_workspace(slot: &Path) -> io::Result<()> {
     let ws = slot.join(WORKSPACE);
     if is_tmpfs_mount(&ws)? {
-        rustix::mount::unmount(&ws, UnmountFlags::DETACH)?;
+        match rustix::mount::unmount(&ws, UnmountFlags::DETACH) {
+            // Unmounted meanwhile by the process that owns it now.
+            Ok(()) | Err(rustix::io::Errno::INVAL) => {}
+            Err(e) => return Err(e.into()),
+        }
     }
+    Ok(())
+}
+
+/// Unmounts a slot's workspace (if mounted) and removes the slot.
+fn release(slot: &Path) -> io::Result<()> {
+    unmount_workspace(slot)?;
     match std::fs::remove_dir_all(slot) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
         _ => Ok(()),

@@ -247,7 +247,8 @@ impl<B: Backend> Sessions<B> {
 
     /// Keeps `warm` as session `id`'s workspace, dropping the least recently kept ones
     /// beyond [`Settings::max_warm`].
-    /// A backend that can also leaves it for a later process ([`Backend::park`]).
+    /// A backend that can park it ([`Backend::park`]) leaves it parked instead (the lot
+    /// may evict it, so it is taken over again from there, never held here).
     fn keep_warm(&self, id: &str, mut warm: Warm<B>) {
         let at = Position {
             seq: warm.seq,
@@ -255,9 +256,14 @@ impl<B: Backend> Sessions<B> {
             steps_since_snapshot: warm.steps_since_snapshot,
             ms_since_snapshot: warm.ms_since_snapshot,
         };
-        if let Err(e) = warm.backend.park(&at) {
-            // The step is recorded; the next process restores from the log instead.
-            tracing::warn!(session = id, "{e}");
+        match warm.backend.park(&at) {
+            Ok(true) => return,
+            Ok(false) => {}
+            // The step is recorded; the next step restores from the log instead.
+            Err(e) => {
+                tracing::warn!(session = id, "{e}");
+                return;
+            }
         }
         warm.used = self
             .clock

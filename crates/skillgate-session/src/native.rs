@@ -321,7 +321,7 @@ impl NativeBackend {
     async fn step(&mut self, spec: &StepSpec) -> Result<ExecOutcome, SessionError> {
         crate::paths::check_cwd(&spec.cwd).map_err(SessionError::Invalid)?;
         let root = self.root_mut()?;
-        crate::paths::make_dir(&root, &spec.cwd)
+        let created = crate::paths::make_dir(&root, &spec.cwd)
             .map_err(|e| Self::io("creating the step's working directory", e))?;
         let entry = match spec.language {
             Language::Python => "step.py",
@@ -342,13 +342,24 @@ impl NativeBackend {
             .env
             .extend(spec.env.iter().map(|(k, v)| (k.clone(), v.clone())));
         req.spec.workspace = Some(Workspace {
-            host: root,
+            host: root.clone(),
             cwd: spec.cwd.clone(),
         });
-        engine
+        let outcome = engine
             .run(req)
             .await
-            .map_err(|e| SessionError::Backend(format!("running a step: {e}")))
+            .map_err(|e| SessionError::Backend(format!("running a step: {e}")))?;
+        // A step that did not run leaves the workspace as it found it (it is not
+        // recorded, so a replay would not make its working directory either).
+        if let Some(dir) = created.filter(|_| !crate::sessions::ran(&outcome)) {
+            std::fs::remove_dir_all(root.join(&dir)).map_err(|e| {
+                Self::io(
+                    "removing the working directory of a step that did not run",
+                    e,
+                )
+            })?;
+        }
+        Ok(outcome)
     }
 }
 

@@ -97,21 +97,33 @@ pub fn write(root: &Path, path: &str, bytes: &[u8], mode: u32) -> std::io::Resul
 }
 
 /// Creates the directory `path` under `root` and those above it (a link on the way is an
-/// error).
-pub fn make_dir(root: &Path, path: &str) -> std::io::Result<()> {
+/// error); returns the topmost one it created (relative to `root`), `None` when `path`
+/// was there already.
+pub fn make_dir(root: &Path, path: &str) -> std::io::Result<Option<String>> {
     if path.is_empty() {
-        return Ok(());
+        return Ok(None);
     }
     let parts = components(path).map_err(std::io::Error::other)?;
-    let dir = parent(root, path, &parts, true)?.expect("created");
-    let name = parts[parts.len() - 1];
-    match rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o755)) {
-        Ok(()) | Err(Errno::EXIST) => {}
-        Err(e) => return Err(err(path, e)),
+    let mut dir = rustix::fs::open(root, dir_flags(), Mode::empty()).map_err(|e| err(path, e))?;
+    let mut created = None;
+    for (i, name) in parts.iter().enumerate() {
+        dir = match rustix::fs::openat(&dir, *name, dir_flags(), Mode::empty()) {
+            Ok(fd) => fd,
+            Err(Errno::NOENT) => {
+                match rustix::fs::mkdirat(&dir, *name, Mode::from_raw_mode(0o755)) {
+                    Ok(()) => {
+                        created.get_or_insert_with(|| parts[..=i].join("/"));
+                    }
+                    Err(Errno::EXIST) => {}
+                    Err(e) => return Err(err(path, e)),
+                }
+                rustix::fs::openat(&dir, *name, dir_flags(), Mode::empty())
+                    .map_err(|e| err(path, e))?
+            }
+            Err(e) => return Err(err(path, e)),
+        };
     }
-    rustix::fs::openat(&dir, name, dir_flags(), Mode::empty())
-        .map(drop)
-        .map_err(|e| err(path, e))
+    Ok(created)
 }
 
 /// The bytes of the regular file `path` under `root`, at most `cap` of them; `None` when

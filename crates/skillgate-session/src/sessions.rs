@@ -204,7 +204,7 @@ impl<B: Backend> std::fmt::Debug for Sessions<B> {
 }
 
 /// A step's process ran (its effects on the workspace are real and must be recorded).
-fn ran(o: &ExecOutcome) -> bool {
+pub(crate) fn ran(o: &ExecOutcome) -> bool {
     o.exit_code.is_some()
         || o.signal.is_some()
         || matches!(

@@ -268,6 +268,24 @@ async fn a_step_that_does_not_run_is_not_recorded() {
     assert_eq!(r.outcome.status, Status::Blocked, "{:?}", r.outcome);
     assert!(r.event.is_none());
     assert!(a.log(&owner(), &s.id).unwrap().is_empty());
+    // In a working directory of its own: not left behind either (a replay would not
+    // make it, and the next step's workspace digest would differ from the replay's).
+    let mut blocked = py("import subprocess\nsubprocess.run(['true'])");
+    blocked.cwd = "fresh/sub".into();
+    let r = a.exec(&owner(), &s.id, blocked).await.unwrap();
+    assert_eq!(r.outcome.status, Status::Blocked, "{:?}", r.outcome);
+    let r = a
+        .exec(
+            &owner(),
+            &s.id,
+            py("import os\nprint(os.path.exists('fresh'))"),
+        )
+        .await
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&r.outcome.stdout).trim(), "False");
+    assert!(r.restored.warm, "{:?}", r.restored);
+    let replay = a.replay(&owner(), &s.id, true).await.unwrap();
+    assert!(replay.restored.divergence.is_none(), "{replay:?}");
     // A failing step ran: it is recorded, with its exit code.
     let r = a
         .exec(
@@ -278,7 +296,7 @@ async fn a_step_that_does_not_run_is_not_recorded() {
         .await
         .unwrap();
     assert_eq!(r.outcome.exit_code, Some(3));
-    assert_eq!(r.event.unwrap().seq, 1);
+    assert_eq!(r.event.unwrap().seq, 2);
 }
 
 /// No history limit: 1,000 steps and 500 uploads in one session still run, and a cold

@@ -253,6 +253,66 @@ fn every_corpus_skill_runs_ok_in_kubernetes_pods() {
     corpus_runs_ok(&config);
 }
 
+struct StopDocker;
+impl Drop for StopDocker {
+    fn drop(&mut self) {
+        services(&["down", "docker"]);
+    }
+}
+
+/// The same corpus in Docker Engine containers (`[executor] kind = "docker"`) on the
+/// engine `scripts/services up docker` starts, each skill in its runtime's image (loaded
+/// with `skillgate runtime load`).
+#[test]
+fn every_corpus_skill_runs_ok_in_docker_containers() {
+    let native = config();
+    let section = services(&["up", "docker"]);
+    let _stop = StopDocker;
+    let text = std::fs::read_to_string(&native).unwrap();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus-skills-docker");
+    std::fs::create_dir_all(&dir).unwrap();
+    let docker = text.replacen("[executor]\nkind = \"native\"", section.trim_end(), 1);
+    assert_ne!(
+        docker, text,
+        "the example config has [executor] kind = \"native\""
+    );
+    for file in ["entities.json", "grants.json", "catalogue.json"] {
+        std::fs::copy(native.with_file_name(file), dir.join(file)).unwrap();
+    }
+    let config = dir.join("skillgate.toml");
+    std::fs::write(&config, docker).unwrap();
+    for runtime in ["python", "python-data", "node"] {
+        install(&native, runtime);
+        let out = skillgate()
+            .args(["runtime", "load", runtime, "--config"])
+            .arg(&config)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            format!("skillgate-runtime-{runtime}:latest")
+        );
+    }
+    // Loading needs a container engine's executor; another is told what to do instead.
+    let out = skillgate()
+        .args(["runtime", "load", "python", "--config"])
+        .arg(&native)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("runtime export"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    corpus_runs_ok(&config);
+}
+
 /// Every skill of the corpus through `config`: each ends ok with its expected answer.
 fn corpus_runs_ok(config: &Path) {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(repo().join("corpora/skills"))

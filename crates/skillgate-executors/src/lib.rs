@@ -32,6 +32,8 @@ pub mod docker;
 pub mod jupyter;
 #[cfg(feature = "kubernetes")]
 pub mod kubernetes;
+#[cfg(any(feature = "docker", feature = "oci"))]
+mod limits;
 #[cfg(feature = "oci")]
 pub mod oci;
 #[cfg(any(feature = "docker", feature = "oci", feature = "kubernetes"))]

@@ -65,6 +65,14 @@ enum RuntimeCommand {
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: PathBuf,
     },
+    /// Load the installed runtime's image into the container engine of the config's
+    /// `[executor]` (`kind = "docker"`: Docker Engine or Podman, at its `socket`), as
+    /// `skillgate-runtime-NAME:latest`, the image its skills run in there. Nothing goes
+    /// through a registry; loading the same runtime again changes nothing.
+    Load {
+        /// The runtime.
+        name: String,
+    },
 }
 
 /// Formats `runtime export` writes.
@@ -164,6 +172,46 @@ pub(crate) fn run(args: RuntimeArgs) -> Result<ExitCode, UsageError> {
             let installed = store.resolve(def)?;
             let digest = skillgate_runtime::export_oci_archive(&installed, &output)?;
             println!("{} {digest}", output.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        RuntimeCommand::Load { name } => {
+            let def = runtimes.catalog().get(&name)?;
+            let installed = store.resolve(def)?;
+            let socket = match (&config.executor.kind, &config.executor.socket) {
+                (skillgate::config::ExecutorKind::Docker, Some(socket)) => socket.clone(),
+                _ => {
+                    return Err(UsageError(format!(
+                        "runtime load loads into the engine of `[executor] kind = \"docker\"` \
+                         (with its `socket`); this config's executor is `{}`. For another \
+                         engine or a cluster, write the image with `skillgate runtime export \
+                         {name} -o FILE` and import it there",
+                        config.executor.kind.as_str()
+                    )));
+                }
+            };
+            let dir = tempfile::tempdir()
+                .map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+            let archive = dir.path().join(format!("{name}.oci.tar"));
+            skillgate_runtime::export_oci_archive(&installed, &archive)?;
+            let image = skillgate_executors::docker::image::runtime_image(&name);
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+            rt.block_on(async {
+                let exec = skillgate_executors::docker::DockerExecutor::connect(
+                    skillgate_executors::docker::DockerSettings::new(socket),
+                )
+                .await?;
+                skillgate_executors::docker::image::load_oci_archive(
+                    exec.client(),
+                    &archive,
+                    &image,
+                )
+                .await
+            })
+            .map_err(|e| format!("loading runtime `{name}`: {e}"))?;
+            println!("{image}");
             Ok(ExitCode::SUCCESS)
         }
         RuntimeCommand::Path { name } => {

@@ -28,7 +28,7 @@
 mod create;
 mod guard;
 pub mod image;
-mod oom;
+mod watch;
 
 pub use crate::archive::{ArchiveNames, archive_budget, collect_archive};
 pub use create::{
@@ -48,7 +48,7 @@ use futures_util::StreamExt;
 use guard::ContainerGuard;
 use skillgate_core::{
     BoxError, Capabilities, ExecError, ExecOutcome, ExecRequest, Finding, Language, LayerName,
-    RuntimeTier, Severity, Status, units,
+    RuntimeTier,
 };
 use skillgate_sandbox::supervisor::ProcessResult;
 use skillgate_sandbox::workdir::WorkDir;
@@ -431,10 +431,11 @@ impl DockerExecutor {
         .await?;
         let input = serde_json::to_vec(&req.input)
             .map_err(|e| ExecError::Other(format!("serializing the input: {e}")))?;
-        // The engine's flag misses gVisor's out-of-memory kills now and then; the kernel's
-        // counter does not (read from before the start, while the cgroup exists).
-        let oom_watch = (flavour == Flavour::Docker && inner.settings.runtime.is_some())
-            .then(|| oom::OomWatch::start(oom::counter_files(Path::new("/sys/fs/cgroup"), id)));
+        // What the engine does not say, or not reliably: forks refused at the pids limit,
+        // and gVisor's out-of-memory kills. The kernel's counters do (read from before the
+        // start, while the cgroup exists).
+        let watch =
+            watch::CgroupWatch::start(watch::counters(Path::new("/sys/fs/cgroup"), id, flavour));
         let started = Instant::now();
         call(
             socket,
@@ -508,8 +509,9 @@ impl DockerExecutor {
         })?;
         let code = i32::try_from(code).unwrap_or(i32::MAX);
         // A SIGKILL with the kernel's OOM kill counted in the container's cgroup.
-        let counted = code == 128 + 9 && oom_watch.as_ref().is_some_and(oom::OomWatch::seen);
-        drop(oom_watch);
+        let counted = code == 128 + 9 && watch.oom_seen();
+        let forks_refused = watch.pids_seen();
+        drop(watch);
         let oom_killed = if counted {
             Some(true)
         } else {
@@ -536,18 +538,7 @@ impl DockerExecutor {
             },
             &limits,
         );
-        if oom {
-            outcome.status = Status::ResourceExhausted;
-            outcome.findings = vec![Finding::new(
-                LayerName::Executor,
-                "limit.memory",
-                Severity::High,
-                format!(
-                    "killed at the {} memory limit",
-                    units::format_size(limits.memory_bytes)
-                ),
-            )];
-        }
+        crate::limits::apply(&mut outcome, oom, forks_refused, &limits);
         let (artifacts, mut findings) = self.artifacts(id, dir, &limits, flavour).await?;
         outcome.artifacts = artifacts;
         outcome.findings.append(&mut findings);

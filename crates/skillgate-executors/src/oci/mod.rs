@@ -30,12 +30,13 @@ pub mod bundle;
 mod container;
 
 use crate::capture::Capture;
+use crate::limits::read_key;
 use crate::run_dir::{open_to_container, program_in_container};
 use bundle::{BundlePlan, SKILL_DIR, covered_by_system_dirs};
 use container::Container;
 use skillgate_core::{
-    BoxError, Capabilities, ExecError, ExecOutcome, ExecRequest, Finding, Language, LayerName,
-    Limits, RuntimeTier, SeccompAction, SeccompProfile, Severity, Status, units,
+    BoxError, Capabilities, ExecError, ExecOutcome, ExecRequest, Language, LayerName, RuntimeTier,
+    SeccompAction, SeccompProfile,
 };
 use skillgate_sandbox::supervisor::ProcessResult;
 use skillgate_sandbox::workdir::WorkDir;
@@ -515,7 +516,7 @@ impl OciExecutor {
             },
             &limits,
         );
-        apply_limits(&mut outcome, &ended, &limits);
+        crate::limits::apply(&mut outcome, ended.oom, ended.pids, &limits);
         let out_dir = container.dir().out();
         let (file_cap, total_cap) = (limits.artifact_file_cap, limits.artifact_total_cap);
         let (artifacts, mut findings) = tokio::task::spawn_blocking(move || {
@@ -626,18 +627,6 @@ fn cgroup_dir(controller: &str, cid: &str) -> PathBuf {
         .join(cid)
 }
 
-/// The value of the line `key N` in the file `path` (0 when absent).
-fn read_key(path: &Path, key: &str) -> u64 {
-    std::fs::read_to_string(path)
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(' ')?;
-            (k == key).then(|| v.trim().parse().ok()).flatten()
-        })
-        .unwrap_or(0)
-}
-
 /// What the container's cgroup counted.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct LimitEvents {
@@ -695,31 +684,6 @@ impl Ended {
 
 const fn libc_sigkill() -> i32 {
     9
-}
-
-/// An out-of-memory kill or a refused fork is `resource_exhausted`, whatever the exit.
-fn apply_limits(outcome: &mut ExecOutcome, ended: &Ended, limits: &Limits) {
-    let finding =
-        |rule: &str, msg: String| Finding::new(LayerName::Executor, rule, Severity::High, msg);
-    if ended.oom {
-        outcome.status = Status::ResourceExhausted;
-        outcome.findings = vec![finding(
-            "limit.memory",
-            format!(
-                "killed at the {} memory limit",
-                units::format_size(limits.memory_bytes)
-            ),
-        )];
-    } else if ended.pids && outcome.status == Status::Ok {
-        outcome.status = Status::ResourceExhausted;
-        outcome.findings.push(finding(
-            "limit.pids",
-            format!(
-                "tried to start more than {} processes or threads",
-                limits.pids
-            ),
-        ));
-    }
 }
 
 /// `true` when `profile` kills on some call (gVisor's runsc cannot load that).

@@ -36,9 +36,11 @@ pub(crate) struct SessionArgs {
     /// Output format: text or json.
     #[arg(long, value_enum, default_value_t = Format::Text, global = true)]
     format: Format,
-    /// Take a snapshot after this many steps. Each command is a process of its own that
-    /// restores the newest snapshot and replays the steps after it, so the default is 2:
-    /// at most one step replayed before a new one (benches/sessions.sh).
+    /// Take a snapshot after this many steps. Each command is a process of its own: it
+    /// continues the workspace the previous command parked, and where it cannot (a step
+    /// killed mid-way, an eviction, a restart) restores the newest snapshot and replays
+    /// the steps after it, so the default is 2: at most one step replayed before a new
+    /// one (benches/sessions.sh).
     #[arg(long, value_name = "N", default_value_t = 2, global = true)]
     snapshot_every: u32,
     /// How long to wait for a session another process is using before giving up (busy).

@@ -158,28 +158,32 @@ fn every_corpus_skill_runs_ok_on_the_oci_executor() {
     for runtime in ["python", "python-data", "node"] {
         install(&native, runtime);
     }
-    let text = std::fs::read_to_string(&native).unwrap();
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus-skills-oci");
-    std::fs::create_dir_all(&dir).unwrap();
     let state = tempfile::tempdir().unwrap();
-    let oci = text.replacen(
-        "[executor]\nkind = \"native\"",
-        &format!(
-            "[executor]\nkind = \"oci\"\nruntime = \"runc\"\nstate_root = \"{}\"\n",
-            state.path().display()
-        ),
-        1,
+    let section = format!(
+        "[executor]\nkind = \"oci\"\nruntime = \"runc\"\nstate_root = \"{}\"\n",
+        state.path().display()
     );
+    corpus_runs_ok(&with_executor(&native, "oci", &section));
+}
+
+/// The example config (`native`, with its policy files beside it) with `section` in
+/// place of its `[executor]`, written to a folder of the target directory named after
+/// `name`; the new config's path.
+fn with_executor(native: &Path, name: &str, section: &str) -> PathBuf {
+    let text = std::fs::read_to_string(native).unwrap();
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("corpus-skills-{name}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let changed = text.replacen("[executor]\nkind = \"native\"", section.trim_end(), 1);
     assert_ne!(
-        oci, text,
+        changed, text,
         "the example config has [executor] kind = \"native\""
     );
     for file in ["entities.json", "grants.json", "catalogue.json"] {
         std::fs::copy(native.with_file_name(file), dir.join(file)).unwrap();
     }
     let config = dir.join("skillgate.toml");
-    std::fs::write(&config, oci).unwrap();
-    corpus_runs_ok(&config);
+    std::fs::write(&config, changed).unwrap();
+    config
 }
 
 /// `scripts/services ARGS`; its stdout (a service that cannot start fails the test).
@@ -237,20 +241,7 @@ fn every_corpus_skill_runs_ok_in_kubernetes_pods() {
         ]);
         std::fs::remove_file(&archive).unwrap();
     }
-    let text = std::fs::read_to_string(&native).unwrap();
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus-skills-k8s");
-    std::fs::create_dir_all(&dir).unwrap();
-    let k8s = text.replacen("[executor]\nkind = \"native\"", section.trim_end(), 1);
-    assert_ne!(
-        k8s, text,
-        "the example config has [executor] kind = \"native\""
-    );
-    for file in ["entities.json", "grants.json", "catalogue.json"] {
-        std::fs::copy(native.with_file_name(file), dir.join(file)).unwrap();
-    }
-    let config = dir.join("skillgate.toml");
-    std::fs::write(&config, k8s).unwrap();
-    corpus_runs_ok(&config);
+    corpus_runs_ok(&with_executor(&native, "k8s", &section));
 }
 
 struct StopDocker;
@@ -268,19 +259,7 @@ fn every_corpus_skill_runs_ok_in_docker_containers() {
     let native = config();
     let section = services(&["up", "docker"]);
     let _stop = StopDocker;
-    let text = std::fs::read_to_string(&native).unwrap();
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus-skills-docker");
-    std::fs::create_dir_all(&dir).unwrap();
-    let docker = text.replacen("[executor]\nkind = \"native\"", section.trim_end(), 1);
-    assert_ne!(
-        docker, text,
-        "the example config has [executor] kind = \"native\""
-    );
-    for file in ["entities.json", "grants.json", "catalogue.json"] {
-        std::fs::copy(native.with_file_name(file), dir.join(file)).unwrap();
-    }
-    let config = dir.join("skillgate.toml");
-    std::fs::write(&config, docker).unwrap();
+    let config = with_executor(&native, "docker", &section);
     for runtime in ["python", "python-data", "node"] {
         install(&native, runtime);
         let out = skillgate()

@@ -201,10 +201,19 @@ fn services(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-struct StopK8s;
-impl Drop for StopK8s {
+/// A service `scripts/services up NAME` started, stopped when dropped.
+struct Service(&'static str);
+
+impl Service {
+    /// Starts service `name`; with the `[executor]` section it printed.
+    fn up(name: &'static str) -> (Service, String) {
+        (Service(name), services(&["up", name]))
+    }
+}
+
+impl Drop for Service {
     fn drop(&mut self) {
-        services(&["down", "k8s"]);
+        services(&["down", self.0]);
     }
 }
 
@@ -214,8 +223,7 @@ impl Drop for StopK8s {
 #[test]
 fn every_corpus_skill_runs_ok_in_kubernetes_pods() {
     let native = config();
-    let section = services(&["up", "k8s"]);
-    let _stop = StopK8s;
+    let (_k8s, section) = Service::up("k8s");
     let images = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus-skills-images");
     std::fs::create_dir_all(&images).unwrap();
     for runtime in ["python", "python-data", "node"] {
@@ -244,21 +252,13 @@ fn every_corpus_skill_runs_ok_in_kubernetes_pods() {
     corpus_runs_ok(&with_executor(&native, "k8s", &section));
 }
 
-struct StopDocker;
-impl Drop for StopDocker {
-    fn drop(&mut self) {
-        services(&["down", "docker"]);
-    }
-}
-
 /// The same corpus in Docker Engine containers (`[executor] kind = "docker"`) on the
 /// engine `scripts/services up docker` starts, each skill in its runtime's image (loaded
 /// with `skillgate runtime load`).
 #[test]
 fn every_corpus_skill_runs_ok_in_docker_containers() {
     let native = config();
-    let section = services(&["up", "docker"]);
-    let _stop = StopDocker;
+    let (_docker, section) = Service::up("docker");
     let config = with_executor(&native, "docker", &section);
     for runtime in ["python", "python-data", "node"] {
         install(&native, runtime);

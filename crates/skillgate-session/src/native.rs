@@ -132,28 +132,18 @@ impl Tmpfs {
         }
     }
 
-    /// Takes a parked workspace back before it changes: no later process may take it over
-    /// while this one changes it.
-    fn unpark(&mut self) -> Result<(), SessionError> {
-        if let Place::Lot {
-            lot,
-            id,
-            parked: parked @ true,
-            ..
-        } = &mut self.place
-        {
-            let back = lot.claim(id, self.bytes).map_err(|e| {
-                SessionError::Backend(format!("taking back the parked workspace of {id}: {e}"))
-            })?;
-            *parked = false;
-            if back.is_none() {
-                self.mounted = false;
-                return Err(SessionError::Backend(format!(
-                    "the parked workspace of {id} was taken over or evicted meanwhile"
-                )));
-            }
+    /// Refuses to change a workspace this backend parked: it belongs to the lot (a later
+    /// process may take it over, or the lot evict it), and [`Backend::park`] says a
+    /// backend that parked is dropped, not used again.
+    fn not_parked(&self) -> Result<(), SessionError> {
+        match &self.place {
+            Place::Lot {
+                id, parked: true, ..
+            } => Err(SessionError::Backend(format!(
+                "the workspace of {id} is parked: a new backend takes it over"
+            ))),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// Leaves the workspace mounted for a later process, standing at `at`; `true` when
@@ -176,14 +166,14 @@ impl Tmpfs {
 
     /// The directory, to change what is in it.
     fn path_mut(&mut self) -> Result<PathBuf, SessionError> {
-        self.unpark()?;
+        self.not_parked()?;
         self.pristine = false;
         Ok(self.path().to_path_buf())
     }
 
     /// Mounts a new, empty tmpfs (dropping the previous one and everything in it).
     fn fresh(&mut self) -> Result<(), SessionError> {
-        self.unpark()?;
+        self.not_parked()?;
         if self.pristine {
             return Ok(());
         }

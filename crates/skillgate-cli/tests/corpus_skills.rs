@@ -27,6 +27,17 @@ fn skillgate() -> Command {
     c
 }
 
+/// `skillgate ARGS`, which must succeed; its stdout.
+fn succeeds(args: &mut Command) -> String {
+    let out = args.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
 /// The example config with the runtimes kept in this target directory.
 fn config() -> PathBuf {
     common::config_with_runtimes("corpus-skills")
@@ -229,17 +240,12 @@ fn every_corpus_skill_runs_ok_in_kubernetes_pods() {
     for runtime in ["python", "python-data", "node"] {
         install(&native, runtime);
         let archive = images.join(format!("{runtime}.oci.tar"));
-        let out = skillgate()
-            .args(["runtime", "export", runtime, "--output"])
-            .arg(&archive)
-            .arg("--config")
-            .arg(&native)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        succeeds(
+            skillgate()
+                .args(["runtime", "export", runtime, "--output"])
+                .arg(&archive)
+                .arg("--config")
+                .arg(&native),
         );
         services(&[
             "load",
@@ -262,20 +268,12 @@ fn every_corpus_skill_runs_ok_in_docker_containers() {
     let config = with_executor(&native, "docker", &section);
     for runtime in ["python", "python-data", "node"] {
         install(&native, runtime);
-        let out = skillgate()
-            .args(["runtime", "load", runtime, "--config"])
-            .arg(&config)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let image = succeeds(
+            skillgate()
+                .args(["runtime", "load", runtime, "--config"])
+                .arg(&config),
         );
-        assert_eq!(
-            String::from_utf8_lossy(&out.stdout).trim(),
-            format!("skillgate-runtime-{runtime}:latest")
-        );
+        assert_eq!(image.trim(), format!("skillgate-runtime-{runtime}:latest"));
     }
     // Loading needs a container engine's executor; another is told what to do instead.
     let out = skillgate()

@@ -1,5 +1,6 @@
 //! `skillgate run` on the OCI executor stopped by two SIGTERMs (the second gives up
-//! waiting and the process exits at once): the container it dropped is still deleted.
+//! waiting and the process exits at once), or killed by SIGKILL: the container it dropped
+//! is still deleted, and nothing of the run is left on the host.
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -24,8 +25,9 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-#[test]
-fn a_run_given_up_by_a_second_signal_leaves_no_container() {
+/// A `skillgate run` of a skill that never ends, on runc, with its temporary files in a
+/// folder of the test; returns the process, the test's folder and runc's state root.
+fn start() -> (std::process::Child, tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("oci");
     let config = dir.path().join("skillgate.toml");
@@ -39,13 +41,16 @@ fn a_run_given_up_by_a_second_signal_leaves_no_container() {
     .unwrap();
     let skill = dir.path().join("s.py");
     std::fs::write(&skill, "import time\nwhile True: time.sleep(1)\n").unwrap();
-    let mut child = Command::new(assert_cmd::cargo::cargo_bin("skillgate"))
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let child = Command::new(assert_cmd::cargo::cargo_bin("skillgate"))
         .args(["run", "--code"])
         .arg(&skill)
         .args(["--lang", "python", "--disable", "policy", "--config"])
         .arg(&config)
         .arg("--state-dir")
         .arg(dir.path().join("state"))
+        .env("TMPDIR", &tmp)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -54,6 +59,33 @@ fn a_run_given_up_by_a_second_signal_leaves_no_container() {
     wait_for("the run's container never appeared", || {
         !containers(&runc_root).is_empty()
     });
+    (child, dir, runc_root)
+}
+
+/// Waits until runc has no container, their cgroups are gone, and the run's folder and
+/// its `/out` mount are gone from the test's temporary folder.
+fn nothing_left(dir: &std::path::Path, runc_root: &std::path::Path, ours: Vec<String>) {
+    wait_for("the dropped container was not deleted", || {
+        containers(runc_root).is_empty()
+    });
+    for id in ours {
+        let cgroup = std::path::Path::new("/sys/fs/cgroup/memory/skillgate").join(&id);
+        wait_for("the container's cgroup stayed", || !cgroup.exists());
+    }
+    let tmp = dir.join("tmp");
+    wait_for("the run's folder stayed", || {
+        std::fs::read_dir(&tmp).unwrap().next().is_none()
+    });
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
+    assert!(
+        !mounts.contains(&*tmp.to_string_lossy()),
+        "the run's /out tmpfs is still mounted"
+    );
+}
+
+#[test]
+fn a_run_given_up_by_a_second_signal_leaves_no_container() {
+    let (mut child, dir, runc_root) = start();
     let ours = containers(&runc_root);
     for _ in 0..2 {
         let pid = child.id().to_string();
@@ -62,11 +94,15 @@ fn a_run_given_up_by_a_second_signal_leaves_no_container() {
     }
     let status = child.wait().unwrap();
     assert!(!status.success(), "{status}");
-    wait_for("the dropped container was not deleted", || {
-        containers(&runc_root).is_empty()
-    });
-    for id in ours {
-        let cgroup = std::path::Path::new("/sys/fs/cgroup/memory/skillgate").join(&id);
-        wait_for("the container's cgroup stayed", || !cgroup.exists());
-    }
+    nothing_left(dir.path(), &runc_root, ours);
+}
+
+/// Nothing in the process runs after SIGKILL: the run's watcher process removes it.
+#[test]
+fn a_run_whose_process_is_killed_leaves_no_container() {
+    let (mut child, dir, runc_root) = start();
+    let ours = containers(&runc_root);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    nothing_left(dir.path(), &runc_root, ours);
 }

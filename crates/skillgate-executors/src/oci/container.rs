@@ -1,13 +1,33 @@
 //! One run's container and everything the host holds for it (the runtime's state, the
-//! cgroups, the `/out` tmpfs, the bundle and work folder), removed on every path: by
-//! [`Container::remove`] at the end of a run, or, when the run's future is dropped or a
-//! step returned early, by a thread the guard's `Drop` starts (no async runtime needed).
+//! cgroups, the `/out` tmpfs, the bundle and work folder), removed on every path:
+//! - by [`Container::remove`] at the end of a run;
+//! - by the run's **watcher** otherwise: a small process (`/bin/sh`) started with the guard,
+//!   blocked reading a pipe whose only writer is this process. `remove` tells it `done`
+//!   and it exits. When the pipe closes without that (the run's future was dropped, a
+//!   step returned early, or this process died, even by SIGKILL), it deletes the
+//!   container, unmounts `/out` and removes the folder itself. It ignores SIGINT, SIGTERM
+//!   and SIGHUP and has a process group of its own, so what ends this process does not
+//!   end it first.
 use super::Runtime;
 use skillgate_core::ExecError;
 use skillgate_sandbox::workdir::WorkDir;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
+
+/// What the watcher runs: wait for `done` on stdin; anything else (EOF) removes the run.
+const WATCHER: &str = r#"trap '' INT TERM HUP PIPE
+IFS= read -r word
+[ "$word" = done ] && exit 0
+rt="$1"; id="$2"; cgroup="$3"; out="$4"; dir="$5"; shift 5
+"$rt" "$@" delete --force "$id" >/dev/null 2>&1
+for c in /sys/fs/cgroup/*/"$cgroup"/"$id" /sys/fs/cgroup/"$cgroup"/"$id"; do
+  [ -d "$c" ] && rmdir "$c" 2>/dev/null
+done
+umount -l "$out" 2>/dev/null
+rm -rf -- "$dir"
+exit 0"#;
 
 /// The guard of one run's container (see the [module](self) documentation).
 pub(crate) struct Container {
@@ -17,19 +37,42 @@ pub(crate) struct Container {
     out_mount: Option<PathBuf>,
     /// The run's folder (bundle, code, `/out`); removed after the mount is gone.
     dir: Option<WorkDir>,
+    /// The watcher, and the writing end of its pipe.
+    watcher: Option<(Child, ChildStdin)>,
 }
 
 impl Container {
-    /// A guard for the container `id` of `runtime`, whose files are in `dir`.
-    pub(crate) fn new(runtime: Arc<Runtime>, id: String, dir: WorkDir) -> Self {
-        Container {
+    /// A guard for the container `id` of `runtime`, whose files are in `dir`; starts the
+    /// run's watcher. Without a watcher nothing would remove the container after this
+    /// process dies, so a watcher that cannot start is an error.
+    pub(crate) fn new(runtime: Arc<Runtime>, id: String, dir: WorkDir) -> Result<Self, ExecError> {
+        let out = dir.out();
+        let mut cmd = Command::new("/bin/sh");
+        cmd.arg("-c")
+            .arg(WATCHER)
+            .arg("skillgate-oci-watch")
+            .arg(&runtime.binary)
+            .arg(&id)
+            .arg(super::CGROUP_PARENT.trim_start_matches('/'))
+            .arg(&out)
+            .arg(dir.root())
+            .args(runtime.global_args())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| ExecError::io("starting the run's cleanup watcher (/bin/sh)", e))?;
+        let stdin = child.stdin.take().expect("stdin was piped");
+        Ok(Container {
             runtime,
             id,
             out_mount: None,
             dir: Some(dir),
-        }
+            watcher: Some((child, stdin)),
+        })
     }
-
     /// The run's folder.
     pub(crate) fn dir(&self) -> &WorkDir {
         self.dir
@@ -67,7 +110,17 @@ impl Container {
     /// Removes the container and the host's files of the run now.
     pub(crate) async fn remove(mut self) {
         let parts = self.take();
-        let _ = tokio::task::spawn_blocking(move || parts.remove()).await;
+        let watcher = self.watcher.take();
+        let _ = tokio::task::spawn_blocking(move || {
+            parts.remove();
+            if let Some((mut child, mut stdin)) = watcher {
+                // A watcher already gone (someone killed it) has nothing left to do.
+                let _ = stdin.write_all(b"done\n");
+                drop(stdin);
+                let _ = child.wait();
+            }
+        })
+        .await;
     }
 
     fn take(&mut self) -> Parts {
@@ -146,56 +199,19 @@ fn unmount(path: &Path) {
     }
 }
 
-impl Parts {
-    /// Hands the removal to a process of its own (`sh -c 'delete; umount; rm'`), so it
-    /// completes even when this process exits right after dropping the run (a second
-    /// SIGTERM to `skillgate run`); a thread only reaps it. Nothing here blocks.
-    fn remove_detached(mut self) {
-        let root = self.dir.as_ref().map(|d| d.root().to_path_buf());
-        let mut cmd = Command::new("/bin/sh");
-        cmd.arg("-c")
-            .arg(
-                r#"rt="$1"; id="$2"; out="$3"; dir="$4"; shift 4
-[ -n "$id" ] && "$rt" "$@" delete --force "$id" >/dev/null 2>&1
-[ -n "$id" ] && rmdir /sys/fs/cgroup/*/skillgate/"$id" 2>/dev/null
-[ -n "$out" ] && umount -l "$out" 2>/dev/null
-[ -n "$dir" ] && rm -rf -- "$dir"
-exit 0"#,
-            )
-            .arg("skillgate-oci-cleanup")
-            .arg(&self.runtime.binary)
-            .arg(&self.id)
-            .arg(self.out_mount.as_deref().unwrap_or(Path::new("")))
-            .arg(root.as_deref().unwrap_or(Path::new("")))
-            .args(self.runtime.global_args())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        match cmd.spawn() {
-            Ok(mut child) => {
-                // The folder is the cleanup process's now (its TempDir must not race it).
-                if let Some(dir) = self.dir.take() {
-                    std::mem::forget(dir);
-                }
-                let _ = std::thread::Builder::new()
-                    .name("skillgate-oci-reap".into())
-                    .spawn(move || child.wait());
-            }
-            Err(e) => {
-                tracing::warn!(container = %self.id, error = %e, "starting the removal of an abandoned OCI container; removing it on a thread");
-                let _ = std::thread::Builder::new()
-                    .name("skillgate-oci-cleanup".into())
-                    .spawn(move || self.remove());
-            }
-        }
-    }
-}
-
 impl Drop for Container {
+    /// Closes the watcher's pipe without `done`: the watcher removes the container and the
+    /// folder (the folder is its now: this side must not race it); a thread only reaps it.
     fn drop(&mut self) {
-        if self.id.is_empty() && self.dir.is_none() {
+        let Some((mut child, stdin)) = self.watcher.take() else {
             return;
+        };
+        if let Some(dir) = self.dir.take() {
+            std::mem::forget(dir);
         }
-        self.take().remove_detached();
+        drop(stdin);
+        let _ = std::thread::Builder::new()
+            .name("skillgate-oci-reap".into())
+            .spawn(move || child.wait());
     }
 }

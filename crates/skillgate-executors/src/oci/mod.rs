@@ -11,7 +11,8 @@
 //! reads what the cgroup saw (runc and crun keep the stopped container for that:
 //! `run --keep`), collects `/out` with the sandbox's own collector, then deletes the
 //! container (`delete --force`), unmounts `/out` and removes the bundle; on every path,
-//! including a dropped future (see [`container`]).
+//! including a dropped future and the death of this process (see [`container`]: a watcher
+//! process removes what a run left when its owner is gone).
 //!
 //! How a run ends:
 //! - out of memory: runc and crun read the cgroup's own counter (`oom_kill` in v1
@@ -385,7 +386,7 @@ impl OciExecutor {
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| req.skill.entry.clone());
         let cid = container_id(&req.id.to_string());
-        let mut container = Container::new(self.runtime.clone(), cid.clone(), dir);
+        let mut container = Container::new(self.runtime.clone(), cid.clone(), dir)?;
         let Command {
             args,
             tree,

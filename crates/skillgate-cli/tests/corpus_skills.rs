@@ -27,17 +27,6 @@ fn skillgate() -> Command {
     c
 }
 
-/// `skillgate ARGS`, which must succeed; its stdout.
-fn succeeds(args: &mut Command) -> String {
-    let out = args.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
 /// The example config with the runtimes kept in this target directory.
 fn config() -> PathBuf {
     common::config_with_runtimes("corpus-skills")
@@ -174,58 +163,7 @@ fn every_corpus_skill_runs_ok_on_the_oci_executor() {
         "[executor]\nkind = \"oci\"\nruntime = \"runc\"\nstate_root = \"{}\"\n",
         state.path().display()
     );
-    corpus_runs_ok(&with_executor(&native, "oci", &section));
-}
-
-/// The example config (`native`, with its policy files beside it) with `section` in
-/// place of its `[executor]`, written to a folder of the target directory named after
-/// `name`; the new config's path.
-fn with_executor(native: &Path, name: &str, section: &str) -> PathBuf {
-    let text = std::fs::read_to_string(native).unwrap();
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("corpus-skills-{name}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let changed = text.replacen("[executor]\nkind = \"native\"", section.trim_end(), 1);
-    assert_ne!(
-        changed, text,
-        "the example config has [executor] kind = \"native\""
-    );
-    for file in ["entities.json", "grants.json", "catalogue.json"] {
-        std::fs::copy(native.with_file_name(file), dir.join(file)).unwrap();
-    }
-    let config = dir.join("skillgate.toml");
-    std::fs::write(&config, changed).unwrap();
-    config
-}
-
-/// `scripts/services ARGS`; its stdout (a service that cannot start fails the test).
-fn services(args: &[&str]) -> String {
-    let out = std::process::Command::new(repo().join("scripts/services"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "scripts/services {} failed: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// A service `scripts/services up NAME` started, stopped when dropped.
-struct Service(&'static str);
-
-impl Service {
-    /// Starts service `name`; with the `[executor]` section it printed.
-    fn up(name: &'static str) -> (Service, String) {
-        (Service(name), services(&["up", name]))
-    }
-}
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        services(&["down", self.0]);
-    }
+    corpus_runs_ok(&common::with_executor(&native, "oci", &section));
 }
 
 /// The same corpus in pods (`[executor] kind = "kubernetes"`) on the one-node cluster
@@ -234,20 +172,20 @@ impl Drop for Service {
 #[test]
 fn every_corpus_skill_runs_ok_in_kubernetes_pods() {
     let native = config();
-    let (_k8s, section) = Service::up("k8s");
+    let (_k8s, section) = common::Service::up("k8s");
     let images = Path::new(env!("CARGO_TARGET_TMPDIR")).join("corpus-skills-images");
     std::fs::create_dir_all(&images).unwrap();
     for runtime in ["python", "python-data", "node"] {
         install(&native, runtime);
         let archive = images.join(format!("{runtime}.oci.tar"));
-        succeeds(
+        common::succeeds(
             skillgate()
                 .args(["runtime", "export", runtime, "--output"])
                 .arg(&archive)
                 .arg("--config")
                 .arg(&native),
         );
-        services(&[
+        common::services(&[
             "load",
             "k8s",
             archive.to_str().unwrap(),
@@ -255,7 +193,7 @@ fn every_corpus_skill_runs_ok_in_kubernetes_pods() {
         ]);
         std::fs::remove_file(&archive).unwrap();
     }
-    corpus_runs_ok(&with_executor(&native, "k8s", &section));
+    corpus_runs_ok(&common::with_executor(&native, "k8s", &section));
 }
 
 /// The same corpus in Docker Engine containers (`[executor] kind = "docker"`) on the
@@ -264,11 +202,11 @@ fn every_corpus_skill_runs_ok_in_kubernetes_pods() {
 #[test]
 fn every_corpus_skill_runs_ok_in_docker_containers() {
     let native = config();
-    let (_docker, section) = Service::up("docker");
-    let config = with_executor(&native, "docker", &section);
+    let (_docker, section) = common::Service::up("docker");
+    let config = common::with_executor(&native, "docker", &section);
     for runtime in ["python", "python-data", "node"] {
         install(&native, runtime);
-        let image = succeeds(
+        let image = common::succeeds(
             skillgate()
                 .args(["runtime", "load", runtime, "--config"])
                 .arg(&config),

@@ -206,3 +206,71 @@ pub(crate) fn run_report(
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// `skillgate ARGS`, which must succeed; its stdout.
+#[allow(dead_code)]
+pub(crate) fn succeeds(args: &mut assert_cmd::Command) -> String {
+    let out = args.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The example config (`native`, with its policy files beside it) with `section` in
+/// place of its `[executor]`, written to a folder of the target directory named after
+/// `name`; the new config's path.
+#[allow(dead_code)]
+pub(crate) fn with_executor(native: &std::path::Path, name: &str, section: &str) -> PathBuf {
+    let text = std::fs::read_to_string(native).unwrap();
+    let dir =
+        std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("with-executor-{name}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let changed = text.replacen("[executor]\nkind = \"native\"", section.trim_end(), 1);
+    assert_ne!(
+        changed, text,
+        "the example config has [executor] kind = \"native\""
+    );
+    for file in ["entities.json", "grants.json", "catalogue.json"] {
+        std::fs::copy(native.with_file_name(file), dir.join(file)).unwrap();
+    }
+    let config = dir.join("skillgate.toml");
+    std::fs::write(&config, changed).unwrap();
+    config
+}
+
+/// `scripts/services ARGS`; its stdout (a service that cannot start fails the test).
+#[allow(dead_code)]
+pub(crate) fn services(args: &[&str]) -> String {
+    let out = std::process::Command::new(repo().join("scripts/services"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "scripts/services {} failed: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// A service `scripts/services up NAME` started, stopped when dropped.
+#[allow(dead_code)]
+pub(crate) struct Service(&'static str);
+
+#[allow(dead_code)]
+impl Service {
+    /// Starts service `name`; with the `[executor]` section it printed.
+    pub(crate) fn up(name: &'static str) -> (Service, String) {
+        (Service(name), services(&["up", name]))
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        services(&["down", self.0]);
+    }
+}

@@ -55,6 +55,7 @@ fn the_native_sandbox_holds_every_claim() {
         "seccomp_errno",
         "seccomp_kill",
         "artifacts",
+        "out_capped",
     ] {
         assert_eq!(verdict(&stdout, name), "ok", "{stdout}");
     }

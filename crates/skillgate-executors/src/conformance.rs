@@ -26,6 +26,10 @@
 //! - `artifacts`: a file written to the output directory comes back with its content;
 //!   a symbolic link and a hard link there are refused (reported, not collected; only
 //!   when [`Kit::returns_artifacts`] says the executor returns output files);
+//! - `out_capped`: writing 8 MiB to the output directory of a run whose work directory
+//!   and total artifact cap are 1 MiB fails with "no space left on device" (when the
+//!   executor claims `workdir_size` and returns output files: the output directory is
+//!   bounded by the kernel, so a skill cannot fill the host's disk or memory through it);
 //! - `cleanup`: after a timeout and after a run whose future was dropped, the executor's
 //!   [`Leftovers`] probe finds nothing of those runs (only when a probe is given).
 use skillgate_core::{
@@ -214,6 +218,14 @@ impl Kit {
             "artifacts",
             self.gated(self.returns_artifacts, self.artifacts(exec.clone()))
                 .await,
+        );
+        push(
+            "out_capped",
+            self.gated(
+                caps.workdir_size && self.returns_artifacts,
+                self.out_capped(exec.clone()),
+            )
+            .await,
         );
         let cleanup = match &self.leftovers {
             Some(probe) => self.cleanup(exec, probe, timed_out_id).await,
@@ -533,6 +545,45 @@ os.symlink('/etc/passwd', os.path.join(out, 'passwd'))
                 } else {
                     Verdict::Fail(format!(
                         "artifacts {names:?}, findings {rules:?}; {}",
+                        describe(&o)
+                    ))
+                }
+            }
+        }
+    }
+
+    async fn out_capped(&self, exec: Exec) -> Verdict {
+        let code = r#"import errno, json, os
+path = os.path.join(os.environ['SKILLGATE_OUTPUT_DIR'], 'fill.bin')
+written, err = 0, None
+try:
+    with open(path, 'wb') as f:
+        while written < 8 << 20:
+            f.write(b'x' * 65536)
+            f.flush()
+            written += 65536
+except OSError as e:
+    err = e.errno
+if os.path.exists(path):
+    os.remove(path)
+print(json.dumps({'enospc': err in (errno.ENOSPC, errno.EDQUOT), 'errno': err, 'written': written}))
+"#;
+        let mut req = self.request(code, serde_json::json!({}));
+        req.spec.limits.workdir_bytes = 1 << 20;
+        req.spec.limits.artifact_total_cap = 1 << 20;
+        req.spec.limits.artifact_file_cap = req.spec.limits.artifact_file_cap.min(1 << 20);
+        match self.outcome(exec, req).await {
+            Err(e) => Verdict::Fail(e),
+            Ok(o) => {
+                let answer: Option<serde_json::Value> = serde_json::from_slice(&o.stdout).ok();
+                let full = answer.as_ref().and_then(|a| a["enospc"].as_bool());
+                let written = answer.as_ref().and_then(|a| a["written"].as_u64());
+                if o.status == Status::Ok && full == Some(true) && written <= Some(1 << 20) {
+                    Verdict::Pass
+                } else {
+                    Verdict::Fail(format!(
+                        "8 MiB into the output directory of a run capped at 1 MiB: {}; {}",
+                        answer.map_or_else(|| "no answer".to_string(), |a| a.to_string()),
                         describe(&o)
                     ))
                 }

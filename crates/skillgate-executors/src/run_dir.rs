@@ -4,7 +4,7 @@ use skillgate_core::{RuntimeInterpreter, SandboxSpec};
 use skillgate_sandbox::workdir::OUTPUT_DIR_ENV;
 use std::path::Path;
 #[cfg(any(feature = "docker", feature = "oci"))]
-use {skillgate_core::ExecError, skillgate_sandbox::workdir::WorkDir};
+use {skillgate_core::ExecError, skillgate_sandbox::workdir::WorkDir, std::path::PathBuf};
 
 /// Where a runtime's tree is mounted (read-only) inside a container.
 pub const RUNTIME_DIR: &str = "/runtime";
@@ -70,6 +70,62 @@ pub(crate) fn open_to_container(dir: &WorkDir) -> Result<(), ExecError> {
         }
     }
     Ok(())
+}
+
+/// The run's `/out` on the host: a tmpfs mounted at the run folder's `out`, of a fixed
+/// size (so the skill's output cannot fill the host's disk: a write past it fails with
+/// "no space left on device"), owned by the run's user, `nosuid,nodev,noexec`. The
+/// container gets it bound at [`OUT_DIR`]; it is unmounted when dropped.
+#[cfg(any(feature = "docker", feature = "oci"))]
+pub(crate) struct OutTmpfs(Option<PathBuf>);
+
+#[cfg(any(feature = "docker", feature = "oci"))]
+impl OutTmpfs {
+    /// Mounts `size` bytes (at least a page) at `dir`'s `out`, owned by `uid:gid`.
+    pub(crate) fn mount(dir: &WorkDir, size: u64, uid: u32, gid: u32) -> Result<Self, ExecError> {
+        use rustix::mount::{MountFlags, mount};
+        let out = dir.out();
+        let data = std::ffi::CString::new(format!(
+            "size={},mode=0700,uid={uid},gid={gid}",
+            size.max(4096)
+        ))
+        .expect("no NUL in the tmpfs options");
+        mount(
+            "tmpfs",
+            &out,
+            "tmpfs",
+            MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+            data.as_c_str(),
+        )
+        .map_err(|e| {
+            ExecError::io(
+                format!("mounting the output tmpfs at {}", out.display()),
+                std::io::Error::from(e),
+            )
+        })?;
+        Ok(OutTmpfs(Some(out)))
+    }
+
+    /// Where it is mounted.
+    pub(crate) fn path(&self) -> &Path {
+        self.0.as_deref().expect("mounted until dropped")
+    }
+
+    /// Leaves it mounted: something else unmounts it (the OCI executor's watcher).
+    pub(crate) fn leave(mut self) {
+        self.0 = None;
+    }
+}
+
+#[cfg(any(feature = "docker", feature = "oci"))]
+impl Drop for OutTmpfs {
+    fn drop(&mut self) {
+        use rustix::mount::{UnmountFlags, unmount};
+        let Some(path) = self.0.take() else { return };
+        if let Err(e) = unmount(&path, UnmountFlags::DETACH) {
+            tracing::warn!(path = %path.display(), error = %e, "unmounting a run's output tmpfs");
+        }
+    }
 }
 
 #[cfg(test)]

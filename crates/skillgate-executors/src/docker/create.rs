@@ -1,7 +1,9 @@
 //! The container one run gets: the create request built from the [`SandboxSpec`].
-use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountType, ResourcesUlimits};
+use bollard::models::{ContainerCreateBody, HostConfig, ResourcesUlimits};
 use skillgate_core::SandboxSpec;
 use std::collections::HashMap;
+
+use super::sweep::{DIR_LABEL, OWNER_LABEL};
 
 /// Where the skill's code is mounted (read-only) inside the container.
 pub const SKILL_DIR: &str = "/skill";
@@ -40,12 +42,20 @@ pub struct ContainerPlan<'a> {
     pub cmd: Vec<String>,
     /// The host directory holding the skill's code, bound read-only at [`SKILL_DIR`].
     pub skill_dir: &'a str,
+    /// The host's size-capped tmpfs for the skill's output, bound read-write at
+    /// [`OUT_DIR`] (an engine's volumes have no size limit).
+    pub out_dir: &'a str,
     /// The seccomp profile, when the spec has one.
     pub seccomp: Option<SeccompOpt>,
     /// The OCI runtime the engine should use (`runsc`), when not its default.
     pub runtime: Option<&'a str>,
     /// The request id, for the [`RUN_LABEL`].
     pub run_id: String,
+    /// The process creating the container, for the [`OWNER_LABEL`] (see
+    /// [`super::sweep`]).
+    pub owner: &'a str,
+    /// The run's folder on the host, for the [`DIR_LABEL`].
+    pub run_dir: &'a str,
 }
 
 fn ulimit(name: &str, value: i64) -> ResourcesUlimits {
@@ -62,8 +72,8 @@ fn clamp(v: u64) -> i64 {
 
 /// The create request of the run's container: network none; the memory (no swap), pids
 /// and CPU-time limits; read-only root; tmpfs `/work` and `/tmp` of the work directory's
-/// size; `/out` an anonymous volume; the skill's code and the spec's extra read-only paths
-/// bound read-only; the spec's uid and gid; every capability dropped;
+/// size; `/out` the host's size-capped tmpfs ([`ContainerPlan::out_dir`]) bound
+/// read-write; the skill's code and the spec's extra read-only paths bound read-only; the spec's uid and gid; every capability dropped;
 /// no-new-privileges; the seccomp profile; the file-size, open-files and `nproc`
 /// ulimits; stdin open once, no tty.
 pub fn container_body(spec: &SandboxSpec, plan: &ContainerPlan<'_>) -> ContainerCreateBody {
@@ -101,19 +111,18 @@ pub fn container_body(spec: &SandboxSpec, plan: &ContainerPlan<'_>) -> Container
         security_opt: Some(security_opt),
         tmpfs: Some(tmpfs),
         binds: Some(
-            std::iter::once(format!("{}:{SKILL_DIR}:ro", plan.skill_dir))
-                .chain(
-                    spec.read_only_paths
-                        .iter()
-                        .map(|p| format!("{0}:{0}:ro", p.display())),
-                )
-                .collect(),
+            [
+                format!("{}:{SKILL_DIR}:ro", plan.skill_dir),
+                format!("{}:{OUT_DIR}:rw", plan.out_dir),
+            ]
+            .into_iter()
+            .chain(
+                spec.read_only_paths
+                    .iter()
+                    .map(|p| format!("{0}:{0}:ro", p.display())),
+            )
+            .collect(),
         ),
-        mounts: Some(vec![Mount {
-            target: Some(OUT_DIR.into()),
-            typ: Some(MountType::VOLUME),
-            ..Default::default()
-        }]),
         ulimits: Some(ulimits),
         runtime: plan.runtime.map(str::to_owned),
         ..Default::default()
@@ -131,10 +140,11 @@ pub fn container_body(spec: &SandboxSpec, plan: &ContainerPlan<'_>) -> Container
         stdin_once: Some(true),
         tty: Some(false),
         network_disabled: Some(true),
-        labels: Some(HashMap::from([(
-            RUN_LABEL.to_string(),
-            plan.run_id.clone(),
-        )])),
+        labels: Some(HashMap::from([
+            (RUN_LABEL.to_string(), plan.run_id.clone()),
+            (OWNER_LABEL.to_string(), plan.owner.to_owned()),
+            (DIR_LABEL.to_string(), plan.run_dir.to_owned()),
+        ])),
         host_config: Some(host),
         ..Default::default()
     }
@@ -150,9 +160,12 @@ mod tests {
             image: "img",
             cmd: vec!["/usr/bin/python3".into(), "/skill/main.py".into()],
             skill_dir: "/tmp/run/work",
+            out_dir: "/tmp/run/out",
             seccomp,
             runtime: None,
             run_id: "r1".into(),
+            owner: "boot/1/2",
+            run_dir: "/tmp/run",
         }
     }
 
@@ -196,9 +209,17 @@ mod tests {
         assert!(env.contains(&"SKILLGATE_OUTPUT_DIR=/out".to_string()));
         assert_eq!(
             host.binds.as_deref().unwrap(),
-            ["/tmp/run/work:/skill:ro", "/opt/data:/opt/data:ro"]
+            [
+                "/tmp/run/work:/skill:ro",
+                "/tmp/run/out:/out:rw",
+                "/opt/data:/opt/data:ro"
+            ]
         );
         assert!(host.tmpfs.as_ref().unwrap()["/work"].contains("size=67108864"));
+        let labels = body.labels.as_ref().unwrap();
+        assert_eq!(labels[RUN_LABEL], "r1");
+        assert_eq!(labels[OWNER_LABEL], "boot/1/2");
+        assert_eq!(labels[DIR_LABEL], "/tmp/run");
     }
 
     #[test]

@@ -64,7 +64,7 @@ pub(crate) async fn retry_pending(docker: &Docker, pending: &Pending) {
     }
 }
 
-async fn remove(docker: &Docker, id: &str) -> Result<(), bollard::errors::Error> {
+pub(crate) async fn remove(docker: &Docker, id: &str) -> Result<(), bollard::errors::Error> {
     let opts = RemoveContainerOptions {
         force: true,
         v: true,

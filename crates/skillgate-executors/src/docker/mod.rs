@@ -6,9 +6,14 @@
 //! input to its stdin and half-closes it, reads stdout and stderr demultiplexed (each
 //! kept up to its cap, the rest drained), waits until it exits or the wall-clock deadline
 //! passes (then kills it), reads `/out` through the archive endpoint (see [`crate::archive`]),
-//! and removes the container, on every path: a guard spawns the removal when the run's
+//! and removes the container. `/out` is a tmpfs of the work directory's size that the host
+//! mounts in the run's folder and the engine binds (a volume of the engine has no size
+//! limit, and a tmpfs of the engine's is gone by the time the archive is read); the
+//! container is removed on every path: a guard spawns the removal when the run's
 //! future is dropped, and a container the engine could not remove (it was down) is
-//! removed before the executor's next run.
+//! removed before the executor's next run. A container whose `skillgate` process died
+//! mid-run (even by SIGKILL) is removed, with its run's folder, by the first run of the
+//! next docker executor on this host (see [`sweep`]).
 //!
 //! The engine's flavour is asked for through the version endpoint, and its differences
 //! handled:
@@ -20,7 +25,7 @@
 //!   exhaustion, never as success);
 //! - under a per-container runtime (gVisor's `runsc`) Docker Engine sometimes misses the
 //!   out-of-memory kill (137, `OOMKilled` false): the container's memory cgroup is
-//!   watched for the kernel's `oom_kill` counter instead (see [`oom`]);
+//!   watched for the kernel's `oom_kill` counter instead (see [`watch`]);
 //! - archive entries are named `out/…` by Docker Engine, `/…` by Podman;
 //! - Podman ignores a per-container OCI runtime, so a [`DockerSettings::runtime`] (gVisor's
 //!   `runsc`) is refused there (configure it in the service's `containers.conf` instead).
@@ -28,6 +33,7 @@
 mod create;
 mod guard;
 pub mod image;
+pub mod sweep;
 mod watch;
 
 pub use crate::archive::{ArchiveNames, archive_budget, collect_archive};
@@ -37,7 +43,7 @@ pub use create::{
 };
 
 use crate::capture::Capture;
-use crate::run_dir::open_to_container;
+use crate::run_dir::{OutTmpfs, open_to_container};
 use bollard::Docker;
 use bollard::container::LogOutput;
 use bollard::query_parameters::{
@@ -139,6 +145,8 @@ struct Inner {
     settings: DockerSettings,
     /// Asked of the engine on first use.
     flavour: tokio::sync::OnceCell<Flavour>,
+    /// How many containers of ended owners the first run removed ([`sweep`]).
+    swept: tokio::sync::OnceCell<usize>,
     /// Containers whose removal failed, removed again before the next run.
     pending: guard::Pending,
 }
@@ -177,6 +185,7 @@ impl DockerExecutor {
                 docker,
                 settings,
                 flavour: tokio::sync::OnceCell::new(),
+                swept: tokio::sync::OnceCell::new(),
                 pending: guard::Pending::default(),
             }),
         })
@@ -331,12 +340,24 @@ impl DockerExecutor {
     async fn run(&self, req: ExecRequest) -> Result<ExecOutcome, ExecError> {
         let flavour = self.engine_flavour().await?;
         let inner = &self.inner;
+        // What processes that died mid-run left (once per executor).
+        inner
+            .swept
+            .get_or_init(|| sweep::sweep(&inner.docker))
+            .await;
         // An engine that was down when an earlier run ended is back: remove what it kept.
         guard::retry_pending(&inner.docker, &inner.pending).await;
         let socket = &inner.settings.socket;
         let docker = &inner.docker;
         let dir = WorkDir::prepare(&req.skill)?;
         open_to_container(&dir)?;
+        // Unmounted before the folder is removed (dropped first).
+        let out = OutTmpfs::mount(
+            &dir,
+            req.spec.limits.workdir_bytes,
+            req.spec.uid,
+            req.spec.gid,
+        )?;
         let entry = dir
             .entry()
             .strip_prefix(dir.work())
@@ -371,13 +392,18 @@ impl DockerExecutor {
             }
         };
         let skill_dir = dir.work().display().to_string();
+        let out_dir = out.path().display().to_string();
+        let run_dir = dir.root().display().to_string();
         let plan = ContainerPlan {
             image: &image,
             cmd,
             skill_dir: &skill_dir,
+            out_dir: &out_dir,
             seccomp,
             runtime: inner.settings.runtime.as_deref(),
             run_id: req.id.to_string(),
+            owner: sweep::owner(),
+            run_dir: &run_dir,
         };
         let body = container_body(&req.spec, &plan);
         let name = format!("skillgate-{}", req.id);

@@ -9,10 +9,10 @@
 //!   and SIGHUP and has a process group of its own, so what ends this process does not
 //!   end it first.
 use super::Runtime;
+use crate::run_dir::OutTmpfs;
 use skillgate_core::ExecError;
 use skillgate_sandbox::workdir::WorkDir;
 use std::io::Write;
-use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::Arc;
 
@@ -34,7 +34,7 @@ pub(crate) struct Container {
     runtime: Arc<Runtime>,
     id: String,
     /// The host's mount of `/out`, once made.
-    out_mount: Option<PathBuf>,
+    out_mount: Option<OutTmpfs>,
     /// The run's folder (bundle, code, `/out`); removed after the mount is gone.
     dir: Option<WorkDir>,
     /// The watcher, and the writing end of its pipe.
@@ -80,30 +80,9 @@ impl Container {
             .expect("the folder lives as long as the guard")
     }
 
-    /// Mounts a tmpfs of `size` bytes at the run's `out` folder, owned by `uid:gid`: the
-    /// skill's `/out`, bounded, read by the host after the run.
+    /// Mounts the run's `/out` (see [`OutTmpfs`]), of `size` bytes, owned by `uid:gid`.
     pub(crate) fn mount_out(&mut self, size: u64, uid: u32, gid: u32) -> Result<(), ExecError> {
-        use rustix::mount::{MountFlags, mount};
-        let out = self.dir().out();
-        let data = std::ffi::CString::new(format!(
-            "size={},mode=0700,uid={uid},gid={gid}",
-            size.max(4096)
-        ))
-        .expect("no NUL in the tmpfs options");
-        mount(
-            "tmpfs",
-            &out,
-            "tmpfs",
-            MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
-            data.as_c_str(),
-        )
-        .map_err(|e| {
-            ExecError::io(
-                format!("mounting the output tmpfs at {}", out.display()),
-                std::io::Error::from(e),
-            )
-        })?;
-        self.out_mount = Some(out);
+        self.out_mount = Some(OutTmpfs::mount(self.dir(), size, uid, gid)?);
         Ok(())
     }
 
@@ -137,7 +116,7 @@ impl Container {
 struct Parts {
     runtime: Arc<Runtime>,
     id: String,
-    out_mount: Option<PathBuf>,
+    out_mount: Option<OutTmpfs>,
     dir: Option<WorkDir>,
 }
 
@@ -147,9 +126,7 @@ impl Parts {
             delete(&self.runtime, &self.id);
             remove_cgroups(&self.id);
         }
-        if let Some(out) = &self.out_mount {
-            unmount(out);
-        }
+        drop(self.out_mount);
         // The folder goes last: removing it under a live mount would fail.
         drop(self.dir);
     }
@@ -192,13 +169,6 @@ fn remove_cgroups(id: &str) {
     }
 }
 
-fn unmount(path: &Path) {
-    use rustix::mount::{UnmountFlags, unmount};
-    if let Err(e) = unmount(path, UnmountFlags::DETACH) {
-        tracing::warn!(path = %path.display(), error = %e, "unmounting a run's output tmpfs");
-    }
-}
-
 impl Drop for Container {
     /// Closes the watcher's pipe without `done`: the watcher removes the container and the
     /// folder (the folder is its now: this side must not race it); a thread only reaps it.
@@ -208,6 +178,9 @@ impl Drop for Container {
         };
         if let Some(dir) = self.dir.take() {
             std::mem::forget(dir);
+        }
+        if let Some(out) = self.out_mount.take() {
+            out.leave();
         }
         drop(stdin);
         let _ = std::thread::Builder::new()

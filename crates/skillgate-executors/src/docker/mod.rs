@@ -15,8 +15,8 @@
 //! mid-run (even by SIGKILL) is removed, with its run's folder, by the first run of the
 //! next docker executor on this host (see [`sweep`]).
 //!
-//! The engine's flavour is asked for through the version endpoint, and its differences
-//! handled:
+//! The engine's flavour is told by the headers of its `/_ping` answer (see [`ping`]), and
+//! its differences handled:
 //! - the seccomp profile goes inline to Docker Engine, as a host file to Podman;
 //! - Docker Engine reports an out-of-memory kill as `OOMKilled`; Podman only as exit 137
 //!   (`OOMKilled` stays false), so under Podman a 137 the executor did not cause (it was
@@ -33,6 +33,7 @@
 mod create;
 mod guard;
 pub mod image;
+mod ping;
 pub mod sweep;
 mod watch;
 
@@ -80,25 +81,6 @@ pub enum Flavour {
 }
 
 impl Flavour {
-    /// The flavour of an engine from its `/version` answer: Podman names a component
-    /// "Podman Engine".
-    pub fn of(version: &bollard::models::SystemVersion) -> Flavour {
-        let podman = version
-            .components
-            .iter()
-            .flatten()
-            .any(|c| c.name.to_ascii_lowercase().contains("podman"))
-            || version
-                .platform
-                .as_ref()
-                .is_some_and(|p| p.name.to_ascii_lowercase().contains("podman"));
-        if podman {
-            Flavour::Podman
-        } else {
-            Flavour::Docker
-        }
-    }
-
     /// `docker` or `podman`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -198,27 +180,25 @@ impl DockerExecutor {
         Ok(exec)
     }
 
-    /// The engine's flavour, asked through the version endpoint once; an engine that does
-    /// not answer, or a setting it cannot enforce, is an error naming the socket.
+    /// The engine's flavour, asked once (see [`ping`]); an engine that does not answer,
+    /// or a setting it cannot enforce, is an error naming the socket.
     pub async fn engine_flavour(&self) -> Result<Flavour, ExecError> {
         let settings = &self.inner.settings;
-        let docker = &self.inner.docker;
         let flavour = self
             .inner
             .flavour
             .get_or_try_init(|| async {
-                let version = tokio::time::timeout(ENGINE_CALL_TIMEOUT, docker.version())
+                tokio::time::timeout(ENGINE_CALL_TIMEOUT, ping::flavour(&settings.socket))
                     .await
-                    .map_err(|_| engine_error(&settings.socket, "asking its version", "timed out"))?
+                    .map_err(|_| engine_error(&settings.socket, "pinging it", "timed out"))?
                     .map_err(|e| {
                         engine_error(
                             &settings.socket,
-                            "asking its version (is the engine running? `scripts/services up \
-                             docker` starts one)",
+                            "pinging it (is the engine running? `scripts/services up docker` \
+                             starts one)",
                             e,
                         )
-                    })?;
-                Ok::<_, ExecError>(Flavour::of(&version))
+                    })
             })
             .await?;
         if *flavour == Flavour::Podman && settings.runtime.is_some() {
@@ -572,7 +552,7 @@ impl DockerExecutor {
     }
 
     /// Reads `/out` through the archive endpoint (bounded by [`archive_budget`]) and
-    /// collects it.
+    /// collects it; an empty `/out` is not asked for.
     async fn artifacts(
         &self,
         id: &str,
@@ -580,6 +560,11 @@ impl DockerExecutor {
         limits: &skillgate_core::Limits,
         flavour: Flavour,
     ) -> Result<(Vec<skillgate_core::Artifact>, Vec<Finding>), ExecError> {
+        // `/out` is the host's tmpfs: when the skill wrote nothing there, there is nothing
+        // to ask the engine for (Podman mounts the container's root to answer, ~80 ms).
+        if std::fs::read_dir(dir.out()).is_ok_and(|mut entries| entries.next().is_none()) {
+            return Ok((Vec::new(), Vec::new()));
+        }
         let socket = &self.inner.settings.socket;
         let budget = archive_budget(limits);
         let mut stream = self.inner.docker.download_from_container(
@@ -750,21 +735,5 @@ mod tests {
         assert!(!is_podman_attach_error(
             b"skill output\nError: read unixpacket @->/proc/self/fd/15/attach: read: connection reset by peer\n"
         ));
-    }
-
-    #[test]
-    fn the_flavour_comes_from_the_version_answer() {
-        let podman: bollard::models::SystemVersion = serde_json::from_value(serde_json::json!({
-            "Components": [{"Name": "Podman Engine", "Version": "4.3.1"}],
-            "Platform": {"Name": "linux/amd64/debian-12"}
-        }))
-        .unwrap();
-        assert_eq!(Flavour::of(&podman), Flavour::Podman);
-        let docker: bollard::models::SystemVersion = serde_json::from_value(serde_json::json!({
-            "Components": [{"Name": "Engine", "Version": "20.10.24"}],
-            "Platform": {"Name": ""}
-        }))
-        .unwrap();
-        assert_eq!(Flavour::of(&docker), Flavour::Docker);
     }
 }

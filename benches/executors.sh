@@ -8,12 +8,20 @@
 #   skillgate docker      [executor] kind = "docker"     vs  `docker run --rm -i`
 #   skillgate podman      ... on Podman's service        vs  `podman --remote run --rm -i`
 #
+#   serve NAME            a request to `skillgate serve` on that executor (POST /v1/runs)
+#   docker API / podman API   the engine's raw API round trip, made in this script's own
+#                         process (create, start, wait, logs, delete over the unix
+#                         socket): no client process to start, no attach
+#
 # The skill is the same everywhere: `python` runtime's interpreter, JSON in, JSON out.
 # `skillgate run` is the whole command as a user runs it (process start, config, the
 # seven layers with the example config's policies, the monitor's state), so its overhead
-# over the raw round trip is everything skillgate adds. The raw contenders run the same
-# image or root (the runtime's exported layer), as uid 1000, with no network and a
-# read-only root, but without skillgate's seccomp profile, limits and /out collection.
+# over the raw round trip is everything skillgate adds. A request to `serve` (one server
+# per executor, started here, its pipeline built once) is what a platform calling
+# skillgate over HTTP pays. The raw contenders run the same image or root (the runtime's
+# exported layer), as uid 1000, with no network and a read-only root, but without
+# skillgate's seccomp profile, limits and /out collection; the raw API round trip gets
+# the input inside the code instead of on an attached stdin.
 # The issue's target: skillgate's overhead over the raw round trip is at most 10%.
 #
 # Usage: [SKILLGATE=BIN] benches/executors.sh [RUNS]   (root; runc, runsc, docker.io, podman: the engines
@@ -33,7 +41,9 @@ SG=$(realpath "$SG")
 echo "skillgate: $SG" >&2
 WORK=$(mktemp -d /tmp/skillgate-bench-executors.XXXXXX)
 STARTED=()
+SERVERS=()
 cleanup() {
+  for pid in "${SERVERS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
   for s in "${STARTED[@]}"; do scripts/services down "$s" >/dev/null 2>&1 || true; done
   rm -rf "$WORK"
 }
@@ -105,8 +115,21 @@ c["mounts"].append({"destination": "/tmp", "type": "tmpfs", "source": "tmpfs", "
 json.dump(c, open(path, "w"))
 PYEOF
 
+# One `skillgate serve` per container executor, each with its own state and an agent key.
+: >"$WORK/servers"
+for name in oci-runc oci-runsc docker podman; do
+  key=$("$SG" keys create --agent analyst-1 --tenant acme --config "$WORK/$name.toml" \
+    --state-dir "$WORK/serve-$name" | tail -n 1)
+  mkfifo "$WORK/listen-$name"
+  "$SG" serve --config "$WORK/$name.toml" --state-dir "$WORK/serve-$name" --listen 127.0.0.1:0 \
+    --rate-limit 1000000000 >"$WORK/listen-$name" 2>"$WORK/serve-$name.log" &
+  SERVERS+=($!)
+  read -r _ _ addr <"$WORK/listen-$name"
+  echo "$name $addr $key" >>"$WORK/servers"
+done
+
 python3 - "$RUNS" "$WORK" "$SG" "$SKILL" "$CODE" "$DOCKER_SOCK" "$PODMAN_SOCK" "$IMAGE" <<'PYEOF'
-import json, statistics, subprocess, sys, time, uuid
+import http.client, json, socket, statistics, subprocess, sys, time, uuid
 runs, work, sg, skill, code, dsock, psock, image = sys.argv[1:]
 runs = int(runs)
 stdin = b'{"n": [1, 2, 3]}'
@@ -127,6 +150,70 @@ def engine_run(prefix):
     return lambda: [*prefix, "run", "--rm", "-i", "--network", "none", "--read-only",
                     "--user", "1000:1000", image, "/runtime/bin/python3", "-I", "-c", code]
 
+class UnixHTTP(http.client.HTTPConnection):
+    def __init__(self, path):
+        super().__init__("localhost")
+        self.path = path
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.connect(self.path)
+
+def api(sock, method, path, body=None):
+    c = UnixHTTP(sock)
+    c.request(method, path, None if body is None else json.dumps(body),
+              {"Content-Type": "application/json"})
+    r = c.getresponse()
+    data = r.read()
+    c.close()
+    if r.status >= 300:
+        raise SystemExit(f"{method} {path}: {r.status} {data[:300]!r}")
+    return data
+
+def demux(data):
+    out, i = b"", 0
+    while i + 8 <= len(data):
+        n = int.from_bytes(data[i + 4:i + 8], "big")
+        if data[i] == 1:
+            out += data[i + 8:i + 8 + n]
+        i += 8 + n
+    return out
+
+inline = code.replace("json.load(sys.stdin)", "json.loads(" + repr(stdin.decode()) + ")")
+def raw_api(sock):
+    def run():
+        created = json.loads(api(sock, "POST", "/containers/create", {
+            "Image": image, "Cmd": ["/runtime/bin/python3", "-I", "-c", inline],
+            "User": "1000:1000", "NetworkDisabled": True,
+            "HostConfig": {"NetworkMode": "none", "ReadonlyRootfs": True}}))
+        cid = created["Id"]
+        api(sock, "POST", f"/containers/{cid}/start")
+        api(sock, "POST", f"/containers/{cid}/wait")
+        logs = api(sock, "GET", f"/containers/{cid}/logs?stdout=1&stderr=1")
+        api(sock, "DELETE", f"/containers/{cid}?force=1")
+        return demux(logs)
+    return run
+
+servers = {}
+for line in open(f"{work}/servers"):
+    name, addr, key = line.split()
+    servers[name] = (addr, key)
+
+def serve(name):
+    addr, key = servers[name]
+    host, port = addr.rsplit(":", 1)
+    body = json.dumps({"language": "python", "code": code, "input": json.loads(stdin)})
+    def run():
+        c = http.client.HTTPConnection(host, int(port))
+        c.request("POST", "/v1/runs", body, {"Authorization": "Bearer " + key,
+                                              "Content-Type": "application/json"})
+        r = c.getresponse()
+        data = r.read()
+        c.close()
+        if r.status != 200:
+            raise SystemExit(f"serve {name}: {r.status} {data[:500]!r}")
+        return data
+    return run
+
 contenders = {
     "skillgate native": skillgate("native"),
     "skillgate oci-runc": skillgate("oci-runc"),
@@ -137,10 +224,16 @@ contenders = {
     "docker run --rm": engine_run(["docker", "-H", f"unix://{dsock}"]),
     "skillgate podman": skillgate("podman"),
     "podman run --rm": engine_run(["podman", "--remote", "--url", f"unix://{psock}"]),
+    "serve oci-runc": serve("oci-runc"),
+    "serve oci-runsc": serve("oci-runsc"),
+    "serve docker": serve("docker"),
+    "docker API": raw_api(dsock),
+    "serve podman": serve("podman"),
+    "podman API": raw_api(psock),
 }
 
 def answer(name, out):
-    if name.startswith("skillgate"):
+    if name.startswith("skillgate") or name.startswith("serve"):
         report = json.loads(out)
         if report["status"] != "ok":
             raise SystemExit(f"{name}: {report['status']}: {report['findings']}")
@@ -150,11 +243,18 @@ def answer(name, out):
 times = {name: [] for name in contenders}
 for i in range(runs + 1):  # the first round warms caches and is not counted
     for name, cmd in contenders.items():
-        start = time.perf_counter()
-        p = subprocess.run(cmd(), input=stdin, capture_output=True)
-        elapsed = time.perf_counter() - start
-        if p.returncode != 0 or answer(name, p.stdout) != want:
-            raise SystemExit(f"{name} failed ({p.returncode}): {p.stdout[-500:]!r} {p.stderr[-500:]!r}")
+        if name.startswith("serve") or name.endswith("API"):
+            start = time.perf_counter()
+            out = cmd()
+            elapsed = time.perf_counter() - start
+            if answer(name, out) != want:
+                raise SystemExit(f"{name} failed: {out[-500:]!r}")
+        else:
+            start = time.perf_counter()
+            p = subprocess.run(cmd(), input=stdin, capture_output=True)
+            elapsed = time.perf_counter() - start
+            if p.returncode != 0 or answer(name, p.stdout) != want:
+                raise SystemExit(f"{name} failed ({p.returncode}): {p.stdout[-500:]!r} {p.stderr[-500:]!r}")
         if i:
             times[name].append(elapsed * 1000)
 
@@ -163,8 +263,12 @@ print(f"median of {runs} runs each (ms), one skill, JSON in and out:")
 for n, m in med.items():
     print(f"  {n:22} {m:8.1f}   (min {min(times[n]):.1f}, max {max(times[n]):.1f})")
 print("skillgate over the raw round trip:")
-for sgname, raw in [("skillgate oci-runc", "bare runc run"), ("skillgate oci-runsc", "bare runsc run"),
-                    ("skillgate docker", "docker run --rm"), ("skillgate podman", "podman run --rm")]:
+for sgname, raw in [("skillgate oci-runc", "bare runc run"), ("serve oci-runc", "bare runc run"),
+                    ("skillgate oci-runsc", "bare runsc run"), ("serve oci-runsc", "bare runsc run"),
+                    ("skillgate docker", "docker run --rm"), ("skillgate docker", "docker API"),
+                    ("serve docker", "docker API"),
+                    ("skillgate podman", "podman run --rm"), ("skillgate podman", "podman API"),
+                    ("serve podman", "podman API")]:
     ratio = med[sgname] / med[raw]
     print(f"  {sgname:20} / {raw:16} = {ratio:5.2f}  ({(ratio - 1) * 100:+.0f}%, "
           f"{med[sgname] - med[raw]:+.1f} ms; target <= +10%)")

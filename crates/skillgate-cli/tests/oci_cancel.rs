@@ -28,6 +28,15 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
 /// A `skillgate run` of a skill that never ends, on runc, with its temporary files in a
 /// folder of the test; returns the process, the test's folder and runc's state root.
 fn start() -> (std::process::Child, tempfile::TempDir, std::path::PathBuf) {
+    let (child, dir, runc_root) = spawn("import time\nwhile True: time.sleep(1)\n");
+    wait_for("the run's container never appeared", || {
+        !containers(&runc_root).is_empty()
+    });
+    (child, dir, runc_root)
+}
+
+/// `skillgate run` of `code` on runc, with its temporary files in a folder of the test.
+fn spawn(code: &str) -> (std::process::Child, tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("oci");
     let config = dir.path().join("skillgate.toml");
@@ -40,7 +49,7 @@ fn start() -> (std::process::Child, tempfile::TempDir, std::path::PathBuf) {
     )
     .unwrap();
     let skill = dir.path().join("s.py");
-    std::fs::write(&skill, "import time\nwhile True: time.sleep(1)\n").unwrap();
+    std::fs::write(&skill, code).unwrap();
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     let child = Command::new(assert_cmd::cargo::cargo_bin("skillgate"))
@@ -55,11 +64,7 @@ fn start() -> (std::process::Child, tempfile::TempDir, std::path::PathBuf) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let runc_root = state.join("runc");
-    wait_for("the run's container never appeared", || {
-        !containers(&runc_root).is_empty()
-    });
-    (child, dir, runc_root)
+    (child, dir, state.join("runc"))
 }
 
 /// Waits until runc has no container, their cgroups are gone, and the run's folder and
@@ -105,4 +110,13 @@ fn a_run_whose_process_is_killed_leaves_no_container() {
     child.kill().unwrap();
     child.wait().unwrap();
     nothing_left(dir.path(), &runc_root, ours);
+}
+
+/// A run that ends: its watcher removes everything once the outcome is out.
+#[test]
+fn a_finished_run_leaves_nothing() {
+    let (child, dir, runc_root) = spawn("print('{}')\n");
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    nothing_left(dir.path(), &runc_root, Vec::new());
 }

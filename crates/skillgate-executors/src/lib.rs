@@ -4,7 +4,7 @@
 //! One cargo feature per backend, so a user compiles only what they use:
 //! - `docker`: [`docker::DockerExecutor`], one container per run through the Docker Engine
 //!   API (Docker Engine itself, or Podman's compatible service; the flavour is detected
-//!   through the version endpoint and its quirks handled);
+//!   from the engine's `/_ping` answer and its quirks handled);
 //! - `oci`: [`oci::OciExecutor`], one OCI bundle per run under `runc`, gVisor's `runsc`
 //!   or `crun`, with no daemon;
 //! - `jupyter`: [`jupyter::JupyterExecutor`], one kernel per run through a Jupyter Kernel
@@ -38,3 +38,5 @@ mod limits;
 pub mod oci;
 #[cfg(any(feature = "docker", feature = "oci", feature = "kubernetes"))]
 pub mod run_dir;
+#[cfg(any(feature = "oci", feature = "kubernetes"))]
+mod timing;

@@ -482,7 +482,7 @@ impl KubernetesExecutor {
             .acquire()
             .await
             .map_err(|_| ExecError::Other("kubernetes: the executor is closed".into()))?;
-        let mut marks = Marks::start();
+        let mut marks = crate::timing::Marks::start();
         let runtime_class = self.decide(&req)?;
         let s = &self.inner.settings;
         let client = self.client().await?;
@@ -581,7 +581,12 @@ impl KubernetesExecutor {
         .await;
         let cleaned = guard.delete_now().await;
         marks.at("delete");
-        marks.log(&name);
+        // The phases of one run, logged at debug level under
+        // `skillgate_executors::kubernetes::timing` (`RUST_LOG=skillgate_executors::kubernetes::timing=debug`):
+        // create (decide, policy, Secret, pod), start (until the skill runs), skill (input to the
+        // end of its streams), end (the cluster's report of how it ended, with `/out` copied out
+        // meanwhile), delete, each in milliseconds.
+        tracing::debug!(target: "skillgate_executors::kubernetes::timing", pod = %name, phases_ms = %marks.summary());
         let outcome = result?;
         cleaned?;
         Ok(outcome)
@@ -662,7 +667,7 @@ impl KubernetesExecutor {
         pods: &Api<Pod>,
         name: &str,
         plan: &PodPlan,
-        marks: &mut Marks,
+        marks: &mut crate::timing::Marks,
     ) -> Result<ExecOutcome, ExecError> {
         let limits = req.spec.limits;
         lifecycle::wait_running(pods, name, self.inner.settings.schedule_timeout).await?;
@@ -797,40 +802,6 @@ impl KubernetesExecutor {
             )];
         }
         outcome
-    }
-}
-
-/// The phases of one run, logged at debug level under
-/// `skillgate_executors::kubernetes::timing` (`RUST_LOG=skillgate_executors::kubernetes::timing=debug`):
-/// create (decide, policy, Secret, pod), start (until the skill runs), skill (input to the
-/// end of its streams), end (the cluster's report of how it ended, with `/out` copied out
-/// meanwhile), delete, each in milliseconds.
-struct Marks {
-    last: Instant,
-    phases: Vec<(&'static str, Duration)>,
-}
-
-impl Marks {
-    fn start() -> Marks {
-        Marks {
-            last: Instant::now(),
-            phases: Vec::new(),
-        }
-    }
-
-    fn at(&mut self, phase: &'static str) {
-        let now = Instant::now();
-        self.phases.push((phase, now - self.last));
-        self.last = now;
-    }
-
-    fn log(&self, pod: &str) {
-        let ms: Vec<String> = self
-            .phases
-            .iter()
-            .map(|(p, d)| format!("{p}={:.1}", d.as_secs_f64() * 1e3))
-            .collect();
-        tracing::debug!(target: "skillgate_executors::kubernetes::timing", pod, phases_ms = %ms.join(" "));
     }
 }
 

@@ -9,10 +9,10 @@
 //! read concurrently, each kept up to its cap and the rest drained. At the wall-clock
 //! deadline the container is killed (`RUNTIME kill ID KILL`). After it ends, the host
 //! reads what the cgroup saw (runc and crun keep the stopped container for that:
-//! `run --keep`), collects `/out` with the sandbox's own collector, then deletes the
-//! container (`delete --force`), unmounts `/out` and removes the bundle; on every path,
-//! including a dropped future and the death of this process (see [`container`]: a watcher
-//! process removes what a run left when its owner is gone).
+//! `run --keep`) and collects `/out` with the sandbox's own collector. The run's watcher
+//! process then deletes the container (`delete --force`), unmounts `/out` and removes the
+//! bundle, after the outcome is returned, and on every other path too: a dropped future,
+//! a step that failed, the death of this process (see [`container`]).
 //!
 //! How a run ends:
 //! - out of memory: runc and crun read the cgroup's own counter (`oom_kill` in v1
@@ -377,6 +377,7 @@ impl OciExecutor {
     }
 
     async fn run(&self, req: ExecRequest) -> Result<ExecOutcome, ExecError> {
+        let mut marks = crate::timing::Marks::start();
         let limits = req.spec.limits;
         let dir = WorkDir::prepare(&req.skill)?;
         open_to_container(&dir)?;
@@ -386,7 +387,7 @@ impl OciExecutor {
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| req.skill.entry.clone());
         let cid = container_id(&req.id.to_string());
-        let mut container = Container::new(self.runtime.clone(), cid.clone(), dir)?;
+        let mut container = Container::new(&self.runtime, &cid, dir)?;
         let Command {
             args,
             tree,
@@ -421,6 +422,7 @@ impl OciExecutor {
 
         let pid_file = bundle_dir.join("pid");
         let log_file = bundle_dir.join("runtime.log");
+        marks.at("prepare");
         let mut cmd = tokio::process::Command::new(&self.runtime.binary);
         cmd.args(self.runtime.global_args());
         if self.runtime.kind != RuntimeKind::Runsc {
@@ -482,6 +484,7 @@ impl OciExecutor {
             }
         };
         let wall = started.elapsed();
+        marks.at("runtime");
         let status = status.map_err(|e| ExecError::io("waiting for the OCI runtime", e))?;
         feed.abort();
         for r in readers {
@@ -490,6 +493,7 @@ impl OciExecutor {
                 tracing::warn!(container = %cid, "an output pipe stayed open after the run");
             }
         }
+        marks.at("drain");
         let take = |c: Arc<Mutex<Capture>>| async move {
             let mut c = c.lock().await;
             (std::mem::take(&mut c.kept), c.truncated)
@@ -527,7 +531,14 @@ impl OciExecutor {
         .map_err(|e| ExecError::Other(format!("collecting artifacts: {e}")))?;
         outcome.artifacts = artifacts;
         outcome.findings.append(&mut findings);
-        container.remove().await;
+        marks.at("collect");
+        container.finish();
+        // The phases, logged at debug level under `skillgate_executors::oci::timing`
+        // (`RUST_LOG=skillgate_executors::oci::timing=debug`): prepare (folder, watcher,
+        // `/out`, bundle), runtime (`RUNTIME run` until it exits), drain (the rest of
+        // stdout and stderr), collect (the cgroup's counters, `/out`), in milliseconds;
+        // the removal follows, in the watcher.
+        tracing::debug!(target: "skillgate_executors::oci::timing", container = %cid, phases_ms = %marks.summary());
         Ok(outcome)
     }
 

@@ -7,8 +7,16 @@ use std::sync::OnceLock;
 
 /// What separates the planted example from the fuzz text around it. Every rule example is
 /// a line of its own in the rule files, so a line break (or a blank) on each side is what
-/// a real secret has around it in output.
+/// a real secret has around it in output. A blank alone is no separator for the examples
+/// of a line-anchored rule (its regex is multi-line and anchored with `^` or `$`: "a
+/// password on its own line"): with text on the same line it is another line, which the
+/// rule means not to match; those get a line break instead.
 pub const SEPARATORS: &[&str] = &["\n", "\r\n", "\n\n", " \n", "\n\t", " "];
+
+/// Whether `regex` is anchored to lines (multi-line mode, with `^` or `$`).
+pub fn line_anchored(regex: &str) -> bool {
+    regex.contains("(?m)") && (regex.contains("(?m)^") || regex.contains('$'))
+}
 
 /// One planting: text before and after, which example, which separator, and the chunk
 /// sizes the stream is fed in (cycled; 0 is read as 1).
@@ -26,10 +34,13 @@ pub struct Planting {
     pub chunks: Vec<u16>,
 }
 
-/// The scanner with the default pack, and every rule's examples that it finds on their
-/// own: `(rule id, example)`.
-pub fn examples() -> &'static (SecretScanner, Vec<(String, String)>) {
-    static EXAMPLES: OnceLock<(SecretScanner, Vec<(String, String)>)> = OnceLock::new();
+/// An example to plant: its rule's id, the example, and whether the rule is
+/// [`line_anchored`].
+pub type Example = (String, String, bool);
+
+/// The scanner with the default pack, and every rule's examples.
+pub fn examples() -> &'static (SecretScanner, Vec<Example>) {
+    static EXAMPLES: OnceLock<(SecretScanner, Vec<Example>)> = OnceLock::new();
     EXAMPLES.get_or_init(|| {
         let scanner = SecretScanner::default_pack().expect("the default pack loads");
         let examples = scanner
@@ -37,10 +48,11 @@ pub fn examples() -> &'static (SecretScanner, Vec<(String, String)>) {
             .rules()
             .iter()
             .flat_map(|r| {
+                let anchored = line_anchored(&r.def().regex);
                 r.def()
                     .examples
                     .iter()
-                    .map(|e| (r.id().to_string(), e.clone()))
+                    .map(move |e| (r.id().to_string(), e.clone(), anchored))
             })
             .collect();
         (scanner, examples)
@@ -75,8 +87,12 @@ pub fn plant(p: &Planting) -> Option<Outcome> {
     if examples.is_empty() {
         return None;
     }
-    let (rule, example) = &examples[usize::from(p.example) % examples.len()];
-    let sep = SEPARATORS[usize::from(p.separator) % SEPARATORS.len()].as_bytes();
+    let (rule, example, anchored) = &examples[usize::from(p.example) % examples.len()];
+    let sep = match SEPARATORS[usize::from(p.separator) % SEPARATORS.len()] {
+        " " if *anchored => "\n",
+        sep => sep,
+    }
+    .as_bytes();
     let mut text = p.before.clone();
     text.extend_from_slice(sep);
     let start = text.len();
@@ -137,5 +153,25 @@ mod tests {
                 String::from_utf8_lossy(&o.text)
             );
         }
+    }
+
+    /// Found by a campaign: `# REACT_APP_PASS=whiteduke` (a `password-config-line`
+    /// example) planted with a blank on each side, mid-line, was "missed" by the rule for
+    /// passwords on a line of their own. Such a rule's examples are now planted on a line.
+    #[test]
+    fn a_line_anchored_rules_example_is_planted_on_a_line_of_its_own() {
+        let input = include_bytes!(
+            "../../corpora/fuzz/secrets_planted/regression-anchored-rule-blank-separator"
+        );
+        let o = plant(&planting(input).unwrap()).unwrap();
+        assert_eq!(o.rule, "password-config-line");
+        assert!(
+            o.whole && o.streamed,
+            "{:?}",
+            String::from_utf8_lossy(&o.text)
+        );
+        assert!(line_anchored(r"(?m)^[ \t]*x=([a-z]+)\r?$"));
+        assert!(!line_anchored(r"(?i)password[=:]([a-z]+)"));
+        assert!(!line_anchored(r"ghp_[A-Za-z0-9]{36}"));
     }
 }

@@ -26,6 +26,12 @@ pub struct Capabilities {
     pub memory: bool,
     /// It enforces a process/thread count limit.
     pub pids: bool,
+    /// It reports a run whose forks were refused at that limit (`resource_exhausted`,
+    /// `limit.pids`), as it reports the memory limit's kill. Not a containment claim (the
+    /// limit holds either way), so the isolation layer does not require it; gVisor
+    /// refuses the forks in its own kernel, out of the host's sight.
+    #[serde(default)]
+    pub pids_reported: bool,
     /// It enforces a file-size limit.
     pub file_size: bool,
     /// It enforces the open-files limit.
@@ -38,6 +44,10 @@ pub struct Capabilities {
     pub user: bool,
     /// It installs a seccomp profile.
     pub seccomp: bool,
+    /// Its seccomp can kill the process on a call (`kill_process`), not only make it
+    /// fail (gVisor's runsc cannot load that action).
+    #[serde(default)]
+    pub seccomp_kill: bool,
     /// It can give a run no network at all.
     pub network_none: bool,
     /// It can enforce a destination allow-list.
@@ -74,12 +84,14 @@ impl Capabilities {
             cpu_time: false,
             memory: false,
             pids: false,
+            pids_reported: false,
             file_size: false,
             open_files: false,
             output_caps: false,
             workdir_size: false,
             user: false,
             seccomp: false,
+            seccomp_kill: false,
             network_none: false,
             network_allow_list: false,
             clean_env: false,
@@ -161,6 +173,17 @@ impl Capabilities {
             "seccomp profile",
             format!("executor `{ex}` cannot install a seccomp filter"),
         );
+        if let Some(profile) = &spec.seccomp {
+            need(
+                !self.seccomp || !profile.kills() || self.seccomp_kill,
+                "seccomp kill action",
+                format!(
+                    "executor `{ex}` cannot kill the process on a system call (profile `{}` \
+                     has kill_process); use a profile whose actions are errno",
+                    profile.name
+                ),
+            );
+        }
         match &spec.network {
             NetworkPolicy::None => need(
                 self.network_none,
@@ -214,6 +237,49 @@ mod tests {
         caps.workspace = true;
         let with = caps.check(&spec).unwrap_err();
         assert!(!with.iter().any(|m| m.requirement == "workspace"));
+    }
+
+    #[test]
+    fn a_kill_action_needs_an_executor_whose_seccomp_can_kill() {
+        use crate::{SeccompAction, SeccompProfile, SyscallRule};
+        let mut caps = Capabilities::none();
+        caps.seccomp = true;
+        let mut spec = SandboxSpec::default();
+        let errno = SeccompProfile {
+            name: "p".into(),
+            default_action: SeccompAction::Allow,
+            syscalls: vec![SyscallRule {
+                names: vec!["mkdir".into()],
+                action: SeccompAction::Errno(1),
+                args: Vec::new(),
+            }],
+        };
+        let kill = |in_rule: bool| {
+            let mut p = errno.clone();
+            if in_rule {
+                p.syscalls[0].action = SeccompAction::KillProcess;
+            } else {
+                p.default_action = SeccompAction::KillProcess;
+            }
+            p
+        };
+        let refused = |caps: &Capabilities, spec: &SandboxSpec| {
+            caps.check(spec)
+                .unwrap_err()
+                .iter()
+                .any(|m| m.requirement == "seccomp kill action")
+        };
+        spec.seccomp = Some(errno.clone());
+        assert!(!errno.kills());
+        assert!(!refused(&caps, &spec));
+        for in_rule in [true, false] {
+            spec.seccomp = Some(kill(in_rule));
+            assert!(kill(in_rule).kills());
+            assert!(refused(&caps, &spec), "in a rule: {in_rule}");
+            caps.seccomp_kill = true;
+            assert!(!refused(&caps, &spec));
+            caps.seccomp_kill = false;
+        }
     }
 }
 

@@ -216,6 +216,18 @@ pub struct SeccompProfile {
     pub syscalls: Vec<SyscallRule>,
 }
 
+impl SeccompProfile {
+    /// Whether any call can end the process (`kill_process`, by a rule or by default):
+    /// an executor must claim [`crate::Capabilities::seccomp_kill`] to run it.
+    pub fn kills(&self) -> bool {
+        self.default_action == SeccompAction::KillProcess
+            || self
+                .syscalls
+                .iter()
+                .any(|r| r.action == SeccompAction::KillProcess)
+    }
+}
+
 /// Everything the executor must enforce for one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SandboxSpec {

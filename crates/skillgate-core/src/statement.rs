@@ -96,7 +96,10 @@ impl OperatorStatement {
                     c.user = true;
                     c.clean_env = true;
                 }
-                Guarantee::Seccomp => c.seccomp = true,
+                Guarantee::Seccomp => {
+                    c.seccomp = true;
+                    c.seccomp_kill = true;
+                }
                 Guarantee::NetworkNone => c.network_none = true,
             }
         }

@@ -15,14 +15,16 @@
 //! - `memory`: allocating past the memory limit ends as `resource_exhausted`;
 //! - `pids`: forks past the process limit are refused;
 //! - `pids_reported`: that run (whose skill exits 0 after the refused forks) ends as
-//!   `resource_exhausted` with a `limit.pids` finding, as the memory limit's does;
+//!   `resource_exhausted` with a `limit.pids` finding, as the memory limit's does (when
+//!   the executor claims `pids_reported`);
 //! - `network_none`: inside, no interface but loopback (asked of the kernel) and no
 //!   route (from `/proc/net` where visible), never by connecting out;
 //! - `read_only_root`: creating a file in `/etc` fails, and `/` is mounted read-only,
 //!   while `/tmp` and `$HOME` take a new folder (the scratch space real skills need);
 //! - `uid`: the skill runs as the spec's uid and gid;
 //! - `seccomp_errno`, `seccomp_kill`: a profile denying `mkdir` with EPERM makes it fail
-//!   with EPERM; one killing on it ends the run as `security_violation`;
+//!   with EPERM; one killing on it ends the run as `security_violation` (when the
+//!   executor claims `seccomp_kill`);
 //! - `artifacts`: a file written to the output directory comes back with its content;
 //!   a symbolic link and a hard link there are refused (reported, not collected; only
 //!   when [`Kit::returns_artifacts`] says the executor returns output files);
@@ -178,7 +180,13 @@ impl Kit {
             self.gated(caps.memory, self.memory(exec.clone())).await,
         );
         let (pids, pids_reported) = if caps.pids {
-            self.pids(exec.clone()).await
+            let (pids, reported) = self.pids(exec.clone()).await;
+            let reported = if caps.pids_reported {
+                reported
+            } else {
+                Verdict::NotClaimed
+            };
+            (pids, reported)
         } else {
             (Verdict::NotClaimed, Verdict::NotClaimed)
         };
@@ -209,7 +217,7 @@ impl Kit {
         push(
             "seccomp_kill",
             self.gated(
-                caps.seccomp,
+                caps.seccomp && caps.seccomp_kill,
                 self.seccomp(exec.clone(), SeccompAction::KillProcess),
             )
             .await,

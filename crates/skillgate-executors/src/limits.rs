@@ -51,6 +51,15 @@ pub(crate) fn apply(outcome: &mut ExecOutcome, oom: bool, pids: bool, limits: &L
     }
 }
 
+/// The host processes and threads of gVisor's sandbox counted in the container's pids
+/// cgroup on top of the skill's limit: its own (the Go runtime, the gofer) plus, on the
+/// ptrace platform, host tasks backing each of the skill's (a sandbox that hits the host
+/// limit dies with exit 2 and no output). The skill's own processes are held to its
+/// limit by `RLIMIT_NPROC` in the sandbox's kernel.
+pub fn runsc_host_pids(pids: u32) -> u32 {
+    128u32.saturating_add(pids.saturating_mul(3))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -96,25 +96,20 @@ fn all_pass(reports: &[Report]) {
 }
 
 /// Docker Engine with runc, then with gVisor (`runsc`, registered by scripts/services).
-/// gVisor passes everything but a seccomp kill rule, which its runsc cannot load, and a
-/// small pids limit, under which its own sandbox cannot start: such runs are errors,
-/// never runs without the rule or the limit.
+/// gVisor claims neither a seccomp kill action (its runsc cannot load one: such a profile
+/// is refused) nor the report of refused forks (its kernel refuses them, out of the host's
+/// sight); everything it claims holds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn docker_engine_passes_the_kit_with_runc_and_gvisor() {
     let reports = engine_kit("docker", &[None, Some("runsc")]).await;
     all_pass(&reports[..1]);
     let gvisor = &reports[1];
     for check in &gvisor.0 {
-        match (check.name, &check.verdict) {
-            ("seccomp_kill", Verdict::Fail(why)) => {
-                assert!(why.contains("gVisor (runsc) rejects"), "{gvisor}")
+        match check.name {
+            "seccomp_kill" | "pids_reported" => {
+                assert_eq!(check.verdict, Verdict::NotClaimed, "{gvisor}")
             }
-            // The sandbox's own threads count against the pids limit: under a small one
-            // it cannot start, and the run is an error (never a run without the limit).
-            ("pids" | "pids_reported", Verdict::Fail(why)) => {
-                assert!(why.starts_with("the executor failed"), "{gvisor}")
-            }
-            (_, verdict) => assert_eq!(verdict, &Verdict::Pass, "{gvisor}"),
+            _ => assert_eq!(check.verdict, Verdict::Pass, "{gvisor}"),
         }
     }
 }

@@ -8,9 +8,10 @@ use super::sweep::{DIR_LABEL, OWNER_LABEL};
 /// Where the skill's code is mounted (read-only) inside the container.
 pub const SKILL_DIR: &str = "/skill";
 pub use crate::run_dir::{OUT_DIR, WORK_DIR};
-/// The `nproc` ulimit of every container. `nproc` counts every process of the uid on the
-/// host, across containers, so the per-run process limit is the cgroup's `pids` limit;
-/// this value only has to be set (a host without CAP_SYS_RESOURCE cannot raise it).
+/// The `nproc` ulimit of every container but gVisor's. `nproc` counts every process of
+/// the uid on the host, across containers, so the per-run process limit is the cgroup's
+/// `pids` limit; this value only has to be set (a host without CAP_SYS_RESOURCE cannot
+/// raise it). Under gVisor `nproc` is the skill's limit, counted by gVisor's kernel.
 pub const NPROC_ULIMIT: i64 = 4096;
 /// The label every container of skillgate carries (its value is the request id).
 pub const RUN_LABEL: &str = "io.skillgate.run";
@@ -87,9 +88,20 @@ pub fn container_body(spec: &SandboxSpec, plan: &ContainerPlan<'_>) -> Container
         ("/tmp".to_string(), tmpfs_opts),
     ]);
     let env = crate::run_dir::container_env(spec);
+    // Under gVisor the sandbox's own host tasks count in the pids cgroup, and the skill's
+    // limit is `RLIMIT_NPROC` in gVisor's kernel (per sandbox, not per host uid).
+    let gvisor = plan.runtime == Some("runsc");
+    let (pids, nproc) = if gvisor {
+        (
+            crate::limits::runsc_host_pids(limits.pids),
+            i64::from(limits.pids),
+        )
+    } else {
+        (limits.pids, NPROC_ULIMIT)
+    };
     let mut ulimits = vec![
         ulimit("nofile", i64::from(limits.open_files)),
-        ulimit("nproc", NPROC_ULIMIT),
+        ulimit("nproc", nproc),
         ulimit("fsize", clamp(limits.file_size_bytes)),
     ];
     if let Some(cpu) = limits.cpu_time {
@@ -105,7 +117,7 @@ pub fn container_body(spec: &SandboxSpec, plan: &ContainerPlan<'_>) -> Container
         network_mode: Some("none".into()),
         memory: Some(clamp(limits.memory_bytes)),
         memory_swap: Some(clamp(limits.memory_bytes)),
-        pids_limit: Some(i64::from(limits.pids)),
+        pids_limit: Some(i64::from(pids)),
         readonly_rootfs: Some(true),
         cap_drop: Some(vec!["ALL".into()]),
         security_opt: Some(security_opt),
@@ -220,6 +232,25 @@ mod tests {
         assert_eq!(labels[RUN_LABEL], "r1");
         assert_eq!(labels[OWNER_LABEL], "boot/1/2");
         assert_eq!(labels[DIR_LABEL], "/tmp/run");
+    }
+
+    #[test]
+    fn under_gvisor_the_skills_process_limit_is_its_kernels_nproc() {
+        let mut spec = SandboxSpec::default();
+        spec.limits.pids = 16;
+        let mut p = plan(None);
+        p.runtime = Some("runsc");
+        let host = container_body(&spec, &p).host_config.unwrap();
+        assert_eq!(
+            host.pids_limit,
+            Some(i64::from(crate::limits::runsc_host_pids(16)))
+        );
+        let nproc = host
+            .ulimits
+            .unwrap()
+            .into_iter()
+            .find(|u| u.name.as_deref() == Some("nproc"));
+        assert_eq!(nproc.unwrap().hard, Some(16));
     }
 
     #[test]

@@ -225,7 +225,8 @@ impl DockerExecutor {
 
     /// What this executor enforces: the container tier, every limit of the spec, the
     /// uid, seccomp and network none; not a destination allow-list (a container has
-    /// either no network or the engine's).
+    /// either no network or the engine's), and under gVisor (`runtime = "runsc"`) not a
+    /// seccomp kill action (runsc cannot load `kill_process`).
     pub fn capabilities(&self) -> Capabilities {
         Capabilities {
             executor: match self.flavour() {
@@ -237,12 +238,14 @@ impl DockerExecutor {
             cpu_time: true,
             memory: true,
             pids: true,
+            pids_reported: self.inner.settings.runtime.as_deref() != Some("runsc"),
             file_size: true,
             open_files: true,
             output_caps: true,
             workdir_size: true,
             user: true,
             seccomp: true,
+            seccomp_kill: self.inner.settings.runtime.as_deref() != Some("runsc"),
             network_none: true,
             network_allow_list: false,
             clean_env: true,
@@ -347,7 +350,7 @@ impl DockerExecutor {
         let seccomp = match &req.spec.seccomp {
             None => None,
             Some(profile) => {
-                if inner.settings.runtime.as_deref() == Some("runsc") && kills(profile) {
+                if inner.settings.runtime.as_deref() == Some("runsc") && profile.kills() {
                     return Err(ExecError::HostUnsupported(format!(
                         "gVisor (runsc) rejects the seccomp action kill_process of profile \
                          `{}` (\"invalid action: SCMP_ACT_KILL_PROCESS\"); use the engine's \
@@ -637,12 +640,6 @@ impl Ended {
 }
 
 /// `true` when `profile` kills on some call (gVisor's runsc cannot load that).
-fn kills(profile: &skillgate_core::SeccompProfile) -> bool {
-    use skillgate_core::SeccompAction::KillProcess;
-    profile.default_action == KillProcess
-        || profile.syscalls.iter().any(|r| r.action == KillProcess)
-}
-
 /// Podman's service writes its own failure to read the container's attach socket into
 /// the stderr stream when the container exits while stdin is half-closed
 /// (`Error: read unixpacket @->/proc/self/fd/N/attach: read: connection reset by peer`);

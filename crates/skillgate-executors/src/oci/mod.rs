@@ -37,7 +37,7 @@ use bundle::{BundlePlan, SKILL_DIR, covered_by_system_dirs};
 use container::Container;
 use skillgate_core::{
     BoxError, Capabilities, ExecError, ExecOutcome, ExecRequest, Language, LayerName, RuntimeTier,
-    SeccompAction, SeccompProfile,
+    SeccompProfile,
 };
 use skillgate_sandbox::supervisor::ProcessResult;
 use skillgate_sandbox::workdir::WorkDir;
@@ -57,14 +57,7 @@ pub const DEFAULT_STATE_ROOT: &str = "/run/skillgate-oci";
 pub const RUNTIME_CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long stdout and stderr are still read after the container ended.
 const DRAIN_GRACE: Duration = Duration::from_secs(1);
-/// The host processes and threads of gVisor's sandbox counted in the container's pids
-/// cgroup on top of the skill's limit: its own (the Go runtime, the gofer) plus, on the
-/// ptrace platform, host tasks backing each of the skill's (a sandbox that hits the host
-/// limit dies with exit 2 and no output). The skill's own processes are held to its
-/// limit by `RLIMIT_NPROC` in the sandbox's kernel.
-pub fn runsc_host_pids(pids: u32) -> u32 {
-    128u32.saturating_add(pids.saturating_mul(3))
-}
+pub use crate::limits::runsc_host_pids;
 /// The cgroup parent of every run's container (`/skillgate/<container id>`).
 pub const CGROUP_PARENT: &str = "/skillgate";
 
@@ -259,7 +252,8 @@ impl OciExecutor {
     /// What this executor enforces, the same under each runtime: the container tier
     /// (gVisor's is stronger, but the tiers do not tell them apart), every limit of the
     /// spec, the uid, seccomp and network none; not a destination allow-list. Under
-    /// runsc a seccomp profile with a kill action is refused (gVisor cannot load it).
+    /// runsc not a seccomp kill action either (gVisor cannot load `kill_process`), so the
+    /// isolation layer refuses such a profile there.
     pub fn capabilities(&self) -> Capabilities {
         Capabilities {
             executor: format!("oci ({})", self.runtime.kind.as_str()),
@@ -268,12 +262,14 @@ impl OciExecutor {
             cpu_time: true,
             memory: true,
             pids: true,
+            pids_reported: self.runtime.kind != RuntimeKind::Runsc,
             file_size: true,
             open_files: true,
             output_caps: true,
             workdir_size: true,
             user: true,
             seccomp: true,
+            seccomp_kill: self.runtime.kind != RuntimeKind::Runsc,
             network_none: true,
             network_allow_list: false,
             clean_env: true,
@@ -360,7 +356,7 @@ impl OciExecutor {
         let Some(profile) = profile else {
             return Ok(None);
         };
-        if self.runtime.kind == RuntimeKind::Runsc && kills(profile) {
+        if self.runtime.kind == RuntimeKind::Runsc && profile.kills() {
             return Err(ExecError::HostUnsupported(format!(
                 "gVisor (runsc) rejects the seccomp action kill_process of profile `{}` \
                  (\"invalid action: SCMP_ACT_KILL_PROCESS\"); use runtime = \"runc\", or a \
@@ -699,14 +695,6 @@ const fn libc_sigkill() -> i32 {
 }
 
 /// `true` when `profile` kills on some call (gVisor's runsc cannot load that).
-fn kills(profile: &SeccompProfile) -> bool {
-    profile.default_action == SeccompAction::KillProcess
-        || profile
-            .syscalls
-            .iter()
-            .any(|r| r.action == SeccompAction::KillProcess)
-}
-
 /// Reads `r` to its end into `into` (kept up to its cap, the rest drained).
 async fn read_capped(mut r: impl AsyncRead + Unpin, into: Arc<Mutex<Capture>>) {
     let mut buf = vec![0u8; 16 * 1024];

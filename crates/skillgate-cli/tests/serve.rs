@@ -1331,7 +1331,7 @@ fn postgres_config(dir: &Path, name: &str) -> (String, PathBuf) {
     let url = postgres::fresh_database(name);
     let config = common::example_config(dir, |t| {
         t.replace(
-            "# url = \"postgres://skillgate:PASSWORD@127.0.0.1:55432/skillgate\"",
+            "# url = \"postgres://skillgate:PASSWORD@127.0.0.1:25432/skillgate\"",
             &format!("url = {url:?}"),
         )
     });

@@ -53,6 +53,8 @@ impl Container {
             .arg(&out)
             .arg(dir.root())
             .args(runtime.global_args())
+            .env_clear()
+            .env("PATH", "/usr/sbin:/usr/bin:/sbin:/bin")
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null());

@@ -64,7 +64,7 @@ impl VerdictCache {
             h.update(bytes);
         };
         put(crate::rules::SCANNER_DIGEST.as_bytes());
-        put(scanner.rules().digest());
+        put(scanner.rules_digest());
         put(format!("{:?}", scanner.options()).as_bytes());
         put(skill.language.to_string().as_bytes());
         put(skill.entry.as_bytes());
@@ -184,6 +184,38 @@ mod tests {
         PreScanner::new()
             .unwrap()
             .with_cache(VerdictCache::open(dir).unwrap())
+    }
+
+    #[test]
+    fn a_lazy_scanner_parses_its_packs_on_a_miss_only_and_agrees_with_an_eager_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("cache");
+        let lazy = || {
+            PreScanner::embedded(crate::ScanOptions::default())
+                .with_cache(VerdictCache::open(&dir).unwrap())
+        };
+        let eager = cached_scanner(&tmp.path().join("eager"));
+        // Same digest, so the same cache key, before anything is parsed.
+        let first = lazy();
+        assert!(!first.rules_parsed());
+        let s = skill("import helper\nimport os\nos.system('id')\n");
+        assert_eq!(VerdictCache::key(&first, &s), VerdictCache::key(&eager, &s));
+        assert!(!first.rules_parsed());
+        // A miss parses the packs, and finds what the eager scanner finds.
+        let scanned = first.scan_skill_cached(&s);
+        assert!(first.rules_parsed());
+        assert_eq!(scanned.verdict, Verdict::Block);
+        assert_eq!(scanned, eager.scan_skill_cached(&s));
+        // A fresh scanner (a new process) answers from the cache without parsing.
+        let second = lazy();
+        assert_eq!(second.scan_skill_cached(&s), scanned);
+        assert!(!second.rules_parsed());
+        // Another skill is a miss again, scanned in full.
+        let honest = skill("import json\nprint(json.dumps({}))\n");
+        let report = second.scan_skill_cached(&honest);
+        assert!(second.rules_parsed());
+        assert_eq!(report, eager.scan_skill_cached(&honest));
+        assert!(!second.rules().rules().is_empty());
     }
 
     #[test]

@@ -235,10 +235,33 @@ pub struct RuleSet {
 
 /// The sha256 of a set of rule files: each file's language, name and text, length-prefixed.
 fn pack_digest(files: &[(Language, String, String)]) -> [u8; 32] {
+    digest_of(
+        files
+            .iter()
+            .map(|(lang, name, text)| (*lang, name.as_str(), text.as_str())),
+    )
+}
+
+/// [`RuleSet::embedded`]'s digest, without parsing the packs.
+pub(crate) fn embedded_digest() -> [u8; 32] {
+    let names: Vec<(Language, String, &str)> = EMBEDDED
+        .iter()
+        .map(|(dir, name, text)| {
+            (
+                embedded_language(dir),
+                format!("rules/prescan/{dir}/{name}"),
+                *text,
+            )
+        })
+        .collect();
+    digest_of(names.iter().map(|(l, n, t)| (*l, n.as_str(), *t)))
+}
+
+fn digest_of<'a>(files: impl Iterator<Item = (Language, &'a str, &'a str)>) -> [u8; 32] {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     for (lang, name, text) in files {
-        for part in [lang_dir(*lang).as_bytes(), name.as_bytes(), text.as_bytes()] {
+        for part in [lang_dir(lang).as_bytes(), name.as_bytes(), text.as_bytes()] {
             h.update((part.len() as u64).to_le_bytes());
             h.update(part);
         }
@@ -267,13 +290,8 @@ fn embedded_sources() -> Vec<(Language, String, String)> {
     EMBEDDED
         .iter()
         .map(|(dir, name, text)| {
-            let lang = match *dir {
-                "python" => Language::Python,
-                "javascript" => Language::JavaScript,
-                _ => Language::Shell,
-            };
             (
-                lang,
+                embedded_language(dir),
                 format!("rules/prescan/{dir}/{name}"),
                 (*text).to_string(),
             )
@@ -281,7 +299,28 @@ fn embedded_sources() -> Vec<(Language, String, String)> {
         .collect()
 }
 
+fn embedded_language(dir: &str) -> Language {
+    match dir {
+        "python" => Language::Python,
+        "javascript" => Language::JavaScript,
+        _ => Language::Shell,
+    }
+}
+
 impl RuleSet {
+    /// A set without rules, shown by a scanner whose embedded packs failed to load (its
+    /// scans are blocked).
+    pub(crate) fn none() -> &'static RuleSet {
+        static NONE: std::sync::OnceLock<RuleSet> = std::sync::OnceLock::new();
+        NONE.get_or_init(|| RuleSet {
+            rules: Vec::new(),
+            python: compile(&[], Language::Python, HashSet::new()),
+            javascript: compile(&[], Language::JavaScript, HashSet::new()),
+            shell: compile(&[], Language::Shell, HashSet::new()),
+            digest: [0; 32],
+        })
+    }
+
     /// The default packs built into the crate (from `rules/prescan/`).
     pub fn embedded() -> Result<RuleSet, RuleError> {
         let files = embedded_sources();
@@ -631,6 +670,14 @@ fn build_plan(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_embedded_digest_is_known_without_parsing_and_is_the_parsed_sets() {
+        let set = RuleSet::embedded().expect("embedded packs");
+        assert_eq!(&embedded_digest(), set.digest());
+        assert_ne!(embedded_digest(), *RuleSet::none().digest());
+        assert!(RuleSet::none().rules().is_empty());
+    }
 
     #[test]
     fn embedded_queries_compile_and_name_their_rules() {

@@ -193,9 +193,23 @@ const MAX_SNIPPET_CHARS: usize = 160;
 /// ```
 #[derive(Debug, Clone)]
 pub struct PreScanner {
-    rules: Arc<RuleSet>,
+    rules: RuleSource,
     options: ScanOptions,
     cache: Option<Arc<crate::VerdictCache>>,
+}
+
+/// A scanner's rules: loaded, or the embedded packs, parsed when a scan first needs them.
+#[derive(Debug, Clone)]
+enum RuleSource {
+    Loaded(Arc<RuleSet>),
+    Embedded(Arc<EmbeddedRules>),
+}
+
+/// The embedded packs, known by their digest before they are parsed.
+#[derive(Debug)]
+struct EmbeddedRules {
+    digest: [u8; 32],
+    set: std::sync::OnceLock<Result<RuleSet, String>>,
 }
 
 impl PreScanner {
@@ -210,9 +224,63 @@ impl PreScanner {
     /// A scanner with these rules and options.
     pub fn with_rules(rules: Arc<RuleSet>, options: ScanOptions) -> PreScanner {
         PreScanner {
-            rules,
+            rules: RuleSource::Loaded(rules),
             options,
             cache: None,
+        }
+    }
+
+    /// A scanner with the embedded default packs and these options, which parses the packs
+    /// only when a scan first needs them: a verdict found in the cache
+    /// ([`with_cache`](Self::with_cache)) needs only their digest. A fresh process that
+    /// runs a skill it has scanned before (`skillgate run`) skips the parse. Should the
+    /// packs ever fail to load, every scan is blocked (`prescan.rules-invalid`) and
+    /// [`rules`](Self::rules) shows none.
+    ///
+    /// ```
+    /// use skillgate_prescan::{PreScanner, ScanOptions, Verdict};
+    /// use skillgate_core::Language;
+    /// let scanner = PreScanner::embedded(ScanOptions::default());
+    /// let report = scanner.scan(b"import os\nos.system('id')\n", Language::Python);
+    /// assert_eq!(report.verdict, Verdict::Block);
+    /// ```
+    pub fn embedded(options: ScanOptions) -> PreScanner {
+        PreScanner {
+            rules: RuleSource::Embedded(Arc::new(EmbeddedRules {
+                digest: crate::rules::embedded_digest(),
+                set: std::sync::OnceLock::new(),
+            })),
+            options,
+            cache: None,
+        }
+    }
+
+    /// The rules, parsing the embedded packs if this is their first use.
+    fn loaded(&self) -> Result<&RuleSet, &str> {
+        match &self.rules {
+            RuleSource::Loaded(set) => Ok(set),
+            RuleSource::Embedded(e) => e
+                .set
+                .get_or_init(|| RuleSet::embedded().map_err(|e| e.to_string()))
+                .as_ref()
+                .map_err(String::as_str),
+        }
+    }
+
+    /// The digest of the rules ([`RuleSet::digest`]), known without parsing them.
+    pub fn rules_digest(&self) -> &[u8; 32] {
+        match &self.rules {
+            RuleSource::Loaded(set) => set.digest(),
+            RuleSource::Embedded(e) => &e.digest,
+        }
+    }
+
+    /// Whether the rules are parsed (always, but for [`embedded`](Self::embedded) before
+    /// its first scan).
+    pub fn rules_parsed(&self) -> bool {
+        match &self.rules {
+            RuleSource::Loaded(_) => true,
+            RuleSource::Embedded(e) => e.set.get().is_some(),
         }
     }
 
@@ -244,7 +312,7 @@ impl PreScanner {
 
     /// The rules.
     pub fn rules(&self) -> &RuleSet {
-        &self.rules
+        self.loaded().unwrap_or_else(|_| RuleSet::none())
     }
 
     /// The options.
@@ -394,7 +462,7 @@ impl PreScanner {
     pub fn facts(&self, code: &[u8], lang: Language) -> Result<Vec<Fact>, Box<Finding>> {
         let src = self.check_source(code)?;
         let tree = self.parse(src, lang)?;
-        let free = &self.rules.compiled(lang).free;
+        let free = &self.rules_or_finding()?.compiled(lang).free;
         extract(
             &tree,
             src.as_bytes(),
@@ -403,6 +471,16 @@ impl PreScanner {
             free,
         )
         .map(|(facts, _)| facts)
+    }
+
+    /// The rules, or the finding that blocks a scan without them.
+    fn rules_or_finding(&self) -> Result<&RuleSet, Box<Finding>> {
+        self.loaded().map_err(|e| {
+            Box::new(engine_finding(
+                engine_rules::RULES_INVALID,
+                format!("the built-in rule packs cannot be loaded: {e}"),
+            ))
+        })
     }
 
     fn decide(&self, mut findings: Vec<Finding>) -> ScanReport {
@@ -535,11 +613,12 @@ impl PreScanner {
                 .with_snippet(lines.snippet(bad.start_byte(), bad.end_byte())),
             ));
         }
-        let compiled = self.rules.compiled(lang);
+        let rules = self.rules_or_finding()?;
+        let compiled = rules.compiled(lang);
         let (facts, imports) = extract(&tree, src.as_bytes(), lang, max_depth, &compiled.free)?;
         let mut hits: Vec<(usize, usize, usize)> = Vec::new(); // (rule, start, end)
         for fact in &facts {
-            for r in self.rules.rules_for_fact(compiled, &fact.name) {
+            for r in rules.rules_for_fact(compiled, &fact.name) {
                 hits.push((r, fact.start, fact.end));
             }
         }
@@ -581,7 +660,7 @@ impl PreScanner {
             if *n > MAX_FINDINGS_PER_RULE {
                 continue;
             }
-            let rule = &self.rules.rules()[r];
+            let rule = &rules.rules()[r];
             if rule.severity >= Severity::Medium {
                 covered.push((start, end));
             }

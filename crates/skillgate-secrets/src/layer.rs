@@ -5,7 +5,9 @@ use sha2::{Digest, Sha256};
 use skillgate_core::{ExecOutcome, ExecRequest, Finding, LayerName, Location, Status};
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
+use std::thread::JoinHandle;
 use std::time::Instant;
 use tower::{Layer, Service};
 
@@ -38,14 +40,94 @@ use tower::{Layer, Service};
 /// ```
 #[derive(Debug, Clone)]
 pub struct SecretsLayer {
-    scanner: SecretScanner,
+    scanner: Source,
     mode: Mode,
+}
+
+/// The layer's scanner: built, or still being built on a thread of its own.
+#[derive(Debug, Clone)]
+enum Source {
+    Ready(SecretScanner),
+    Building(Arc<Building>),
+}
+
+/// A scanner being built on another thread, taken when the first outcome needs it.
+#[derive(Debug)]
+struct Building {
+    handle: Mutex<Option<JoinHandle<Result<SecretScanner, String>>>>,
+    built: OnceLock<Result<SecretScanner, String>>,
+}
+
+impl Source {
+    /// The scanner, waiting for its thread if it is still at work. A build that failed or
+    /// panicked is an error naming why.
+    fn get(&self) -> Result<SecretScanner, String> {
+        match self {
+            Source::Ready(s) => Ok(s.clone()),
+            Source::Building(b) => b
+                .built
+                .get_or_init(|| {
+                    let handle = b.handle.lock().ok().and_then(|mut h| h.take());
+                    match handle.map(JoinHandle::join) {
+                        Some(Ok(built)) => built,
+                        Some(Err(_)) => Err("the thread building the secret rules panicked".into()),
+                        None => Err("the secret rules' build was lost".into()),
+                    }
+                })
+                .clone(),
+        }
+    }
 }
 
 impl SecretsLayer {
     /// A layer scanning with `scanner` in `mode`.
     pub fn new(scanner: SecretScanner, mode: Mode) -> Self {
-        SecretsLayer { scanner, mode }
+        SecretsLayer {
+            scanner: Source::Ready(scanner),
+            mode,
+        }
+    }
+
+    /// A layer whose scanner `build` makes on a thread of its own, started now; the first
+    /// outcome to scan waits for it. Outcomes come back after the skill has run, so a
+    /// fresh process (`skillgate run`) builds its rules while the skill runs, not before.
+    /// Should the build fail, every outcome is withheld (`secrets.unavailable`, `error`):
+    /// output that cannot be scanned is not let out. Give an already built scanner to
+    /// [`new`](Self::new) when a build can fail on the operator's input (their rule files),
+    /// so that the error comes before anything runs.
+    ///
+    /// ```
+    /// use skillgate_secrets::{Mode, SecretScanner, SecretsLayer};
+    /// let layer = SecretsLayer::building(|| SecretScanner::default_pack().map_err(|e| e.to_string()), Mode::Redact);
+    /// assert_eq!(layer.mode(), Mode::Redact);
+    /// ```
+    pub fn building(
+        build: impl FnOnce() -> Result<SecretScanner, String> + Send + 'static,
+        mode: Mode,
+    ) -> Self {
+        let building = Building {
+            handle: Mutex::new(None),
+            built: OnceLock::new(),
+        };
+        match std::thread::Builder::new()
+            .name("secrets-load".into())
+            .spawn(build)
+        {
+            Ok(handle) => {
+                if let Ok(mut slot) = building.handle.lock() {
+                    *slot = Some(handle);
+                }
+            }
+            Err(e) => {
+                let _ = building.built.set(Err(format!(
+                    "cannot start the thread building the secret rules: {e}"
+                )));
+            }
+        }
+        SecretsLayer {
+            scanner: Source::Building(Arc::new(building)),
+            mode,
+        }
     }
 
     /// The mode.
@@ -69,7 +151,7 @@ impl<S> Layer<S> for SecretsLayer {
 #[derive(Debug, Clone)]
 pub struct SecretsService<S> {
     inner: S,
-    scanner: SecretScanner,
+    scanner: Source,
     mode: Mode,
 }
 
@@ -93,11 +175,29 @@ where
         Box::pin(async move {
             let mut out = fut.await?;
             let started = Instant::now();
-            let findings = scan_outcome(&scanner, mode, &mut out);
+            let findings = match scanner.get() {
+                Ok(scanner) => scan_outcome(&scanner, mode, &mut out),
+                Err(why) => vec![withhold_unscanned(&mut out, &why)],
+            };
             out.record_layer(LayerName::Secrets, started.elapsed(), findings);
             Ok(out)
         })
     }
+}
+
+/// Fail closed when there is no scanner: the outcome becomes `error`, its output and
+/// artifacts withheld, and the finding says why.
+fn withhold_unscanned(out: &mut ExecOutcome, why: &str) -> Finding {
+    out.status = Status::Error;
+    out.stdout.clear();
+    out.stderr.clear();
+    out.artifacts.clear();
+    Finding::new(
+        LayerName::Secrets,
+        "secrets.unavailable",
+        skillgate_core::Severity::High,
+        format!("the output was not scanned for secrets ({why}); it is withheld"),
+    )
 }
 
 /// Whether an artifact is text worth scanning: no NUL byte in its first 8 KiB.

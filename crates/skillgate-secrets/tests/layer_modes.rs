@@ -137,3 +137,60 @@ fn gzip_artifacts_that_cannot_be_scanned_say_so_and_are_withheld_unless_reportin
         assert_eq!(out.artifacts[0].content, content);
     }
 }
+
+/// Runs `layer` around an executor answering `out`.
+fn through(layer: skillgate_secrets::SecretsLayer, out: ExecOutcome) -> ExecOutcome {
+    use skillgate_core::{BoxError, Caller, ExecRequest, Language, Skill};
+    use tower::{Layer, ServiceExt, service_fn};
+    let inner = service_fn(move |_req: ExecRequest| {
+        let out = out.clone();
+        async move { Ok::<_, BoxError>(out) }
+    });
+    let skill = Skill::builder("s", Language::Python, b"".to_vec()).build();
+    let req = ExecRequest::new(Caller::new("a", "t"), skill, serde_json::json!({}));
+    tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap()
+        .block_on(layer.layer(inner).oneshot(req))
+        .unwrap()
+}
+
+#[test]
+fn a_layer_building_its_rules_on_a_thread_scans_like_a_built_one() {
+    use skillgate_secrets::SecretsLayer;
+    for mode in [Mode::Redact, Mode::Block, Mode::Report] {
+        let building = SecretsLayer::building(
+            || SecretScanner::default_pack().map_err(|e| e.to_string()),
+            mode,
+        );
+        let built = SecretsLayer::new(scanner().clone(), mode);
+        let a = through(building, with_artifact(gz(KEY.as_bytes())));
+        let b = through(built, with_artifact(gz(KEY.as_bytes())));
+        assert_eq!(
+            (a.status, &a.stdout, &a.artifacts),
+            (b.status, &b.stdout, &b.artifacts)
+        );
+        assert_eq!(a.findings, b.findings);
+        assert!(!a.findings.is_empty());
+    }
+}
+
+#[test]
+fn a_rule_build_that_fails_or_panics_withholds_every_output() {
+    use skillgate_secrets::SecretsLayer;
+    let failing = SecretsLayer::building(|| Err("broken pack".into()), Mode::Report);
+    #[allow(clippy::panic)]
+    let panicking = SecretsLayer::building(|| panic!("while building"), Mode::Redact);
+    for (layer, why) in [(failing, "broken pack"), (panicking, "panicked")] {
+        let out = through(layer, with_artifact(gz(b"nothing secret")));
+        assert_eq!(out.status, Status::Error);
+        assert!(out.stdout.is_empty() && out.stderr.is_empty() && out.artifacts.is_empty());
+        assert_eq!(out.findings.len(), 1, "{:?}", out.findings);
+        assert_eq!(out.findings[0].rule_id, "secrets.unavailable");
+        assert!(
+            out.findings[0].message.contains(why),
+            "{}",
+            out.findings[0].message
+        );
+    }
+}

@@ -519,6 +519,19 @@ fn secrets_layer(
         layer: LayerName::Secrets,
         message,
     };
+    // The embedded pack alone cannot fail on the operator's input: it is built on a
+    // thread of its own while the skill runs (the layer waits for it on the way out).
+    // Rule files and a gitleaks config are read now, so that their errors come before
+    // anything runs.
+    if cfg.default_rules && cfg.rules.is_empty() && cfg.gitleaks.is_none() {
+        let build = || {
+            let set = RuleSetBuilder::with_default_pack()
+                .and_then(|b| b.build())
+                .map_err(|e| e.to_string())?;
+            Ok(SecretScanner::new(set))
+        };
+        return Ok((SecretsLayer::building(build, cfg.mode), Vec::new()));
+    }
     let mut rules = if cfg.default_rules {
         RuleSetBuilder::with_default_pack().map_err(|e| err(e.to_string()))?
     } else {
@@ -579,19 +592,21 @@ pub fn prescanner(
     cfg: &crate::config::PrescanConfig,
 ) -> Result<skillgate_prescan::PreScanner, AssembleError> {
     use skillgate_prescan::{PreScanner, RuleSet, ScanOptions};
-    let rules = match &cfg.rules_dir {
-        Some(dir) => RuleSet::load_dir(dir),
-        None => RuleSet::embedded(),
-    }
-    .map_err(|e| AssembleError {
-        layer: LayerName::Prescan,
-        message: e.to_string(),
-    })?;
     let options = ScanOptions {
         threshold: cfg.severity_threshold,
         unknown_module: cfg.unknown_module,
         ..ScanOptions::default()
     };
+    // The operator's packs are loaded now, so that their errors come before anything
+    // runs; the built-in ones, compiled in and tested, when a scan first needs them (a
+    // skill whose verdict is cached needs none).
+    let Some(dir) = &cfg.rules_dir else {
+        return Ok(PreScanner::embedded(options));
+    };
+    let rules = RuleSet::load_dir(dir).map_err(|e| AssembleError {
+        layer: LayerName::Prescan,
+        message: e.to_string(),
+    })?;
     Ok(PreScanner::with_rules(std::sync::Arc::new(rules), options))
 }
 

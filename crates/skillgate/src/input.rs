@@ -125,12 +125,13 @@ pub fn elide(text: &str, max: usize) -> String {
 const COMPILED_KEPT: usize = 256;
 
 /// `schema` compiled, from a process-wide cache keyed by the sha256 of its JSON text: a
-/// long-running process (`serve`, MCP) checks every run of a skill against the same schema,
+/// long-running process (`serve`, MCP) checks every run of a skill against the same schema
+/// (and a skill folder's schema, compiled when the folder is loaded, is compiled once),
 /// and compiling it (which first validates it against the meta-schema) was about 0.5 ms of
 /// each run. Only what compiles is kept, so a bad schema is reported every time. When the
 /// cache is full it starts again empty (schemas are few; the bound is only against a
 /// caller who sends a new schema with every script).
-fn compiled(schema: &serde_json::Value) -> Result<Arc<jsonschema::Validator>, String> {
+pub(crate) fn compiled(schema: &serde_json::Value) -> Result<Arc<jsonschema::Validator>, String> {
     use sha2::{Digest, Sha256};
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};

@@ -610,7 +610,8 @@ pub fn parse_schema(raw: &[u8], path: &Path) -> Result<serde_json::Value, SkillE
             message,
         });
     }
-    jsonschema::validator_for(&schema).map_err(|e| SkillError::Schema {
+    // Compiled into the input gate's cache: the run checks its input with this validator.
+    crate::input::compiled(&schema).map_err(|e| SkillError::Schema {
         path: path.into(),
         message: format!("not a valid JSON Schema: {e}"),
     })?;

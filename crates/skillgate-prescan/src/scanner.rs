@@ -277,7 +277,8 @@ impl PreScanner {
 
     /// Whether the rules are parsed (always, but for [`embedded`](Self::embedded) before
     /// its first scan).
-    pub fn rules_parsed(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn rules_parsed(&self) -> bool {
         match &self.rules {
             RuleSource::Loaded(_) => true,
             RuleSource::Embedded(e) => e.set.get().is_some(),

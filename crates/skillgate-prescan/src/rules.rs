@@ -235,38 +235,20 @@ pub struct RuleSet {
 
 /// The sha256 of a set of rule files: each file's language, name and text, length-prefixed.
 fn pack_digest(files: &[(Language, String, String)]) -> [u8; 32] {
-    digest_of(
-        files
-            .iter()
-            .map(|(lang, name, text)| (*lang, name.as_str(), text.as_str())),
-    )
-}
-
-/// [`RuleSet::embedded`]'s digest, without parsing the packs.
-pub(crate) fn embedded_digest() -> [u8; 32] {
-    let names: Vec<(Language, String, &str)> = EMBEDDED
-        .iter()
-        .map(|(dir, name, text)| {
-            (
-                embedded_language(dir),
-                format!("rules/prescan/{dir}/{name}"),
-                *text,
-            )
-        })
-        .collect();
-    digest_of(names.iter().map(|(l, n, t)| (*l, n.as_str(), *t)))
-}
-
-fn digest_of<'a>(files: impl Iterator<Item = (Language, &'a str, &'a str)>) -> [u8; 32] {
     use sha2::{Digest, Sha256};
     let mut h = Sha256::new();
     for (lang, name, text) in files {
-        for part in [lang_dir(lang).as_bytes(), name.as_bytes(), text.as_bytes()] {
+        for part in [lang_dir(*lang).as_bytes(), name.as_bytes(), text.as_bytes()] {
             h.update((part.len() as u64).to_le_bytes());
             h.update(part);
         }
     }
     h.finalize().into()
+}
+
+/// [`RuleSet::embedded`]'s digest, without parsing the packs.
+pub(crate) fn embedded_digest() -> [u8; 32] {
+    pack_digest(&embedded_sources())
 }
 
 pub(crate) fn ts_language(lang: Language) -> tree_sitter::Language {

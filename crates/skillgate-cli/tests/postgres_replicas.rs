@@ -106,21 +106,61 @@ fn runs_through_two_replicas_share_quarantines_and_record_each_run_once() {
             .contains(&serde_json::json!("quarantine")),
         "{d}"
     );
-    // `skillgate monitor` reads a state directory only: it refuses rather than show one
-    // the runs do not use.
-    let out = Command::cargo_bin("skillgate")
-        .unwrap()
-        .args(["monitor", "status", "--config"])
-        .arg(&config)
-        .arg("--state-dir")
-        .arg(&a)
-        .assert()
-        .failure()
+    // `skillgate monitor`, from a machine with no runs of its own, shows the quarantine
+    // the replicas share, and releases it for both.
+    let monitor = |args: &[&str]| {
+        Command::cargo_bin("skillgate")
+            .unwrap()
+            .arg("monitor")
+            .args(args)
+            .arg("--config")
+            .arg(&config)
+            .arg("--state-dir")
+            .arg(tmp.path().join("replica-d"))
+            .assert()
+    };
+    let out = monitor(&["status", "--agent", "analyst-1", "--format", "json"])
+        .success()
         .get_output()
-        .stderr
+        .stdout
         .clone();
-    let err = String::from_utf8_lossy(&out);
-    assert!(err.contains("postgres://skillgate:***@127.0.0.1"), "{err}");
+    let status: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(status[0]["quarantine"]["tenant"], "acme", "{status}");
+    assert_eq!(status[0]["strikes"], 3, "{status}");
+    let out = monitor(&["status"]).success().get_output().stdout.clone();
+    assert!(
+        String::from_utf8_lossy(&out).contains("analyst-1"),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+    let out = monitor(&["release", "--agent", "analyst-1", "--by", "ops"])
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert!(
+        String::from_utf8_lossy(&out).starts_with("released acme/analyst-1"),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+    monitor(&["release", "--agent", "analyst-1"]).code(1);
+    let out = monitor(&["metrics"]).success().get_output().stdout.clone();
+    assert!(
+        String::from_utf8_lossy(&out).contains("skillgate_quarantine_releases_total 1"),
+        "{}",
+        String::from_utf8_lossy(&out)
+    );
+    assert!(!tmp.path().join("replica-d").exists());
+    // Released for both replicas: the next run through B runs (and strikes once again).
+    let r = common::run_report(&b, &config, &skill, "analyst-1");
+    assert_eq!(r["exit_code"], 3, "{r}");
+    assert_eq!(
+        support::psql(
+            &url,
+            "SELECT record::json->>'by' FROM monitor_audit WHERE kind = 'release'"
+        ),
+        "ops"
+    );
 
     // Two processes at once, one per replica, for another agent: both run and are
     // recorded.
@@ -153,18 +193,19 @@ fn runs_through_two_replicas_share_quarantines_and_record_each_run_once() {
         assert_eq!(r["exit_code"], 3, "{r}");
     }
 
-    // Every run has exactly one audit record, in the database: 5 of analyst-1 (the last
-    // two denied), 2 of analyst-2; none in the replicas' state directories.
+    // Every run has exactly one audit record, in the database: 6 of analyst-1 (the fourth
+    // and fifth denied, the sixth after the release), 2 of analyst-2; none in the
+    // replicas' state directories.
     let per_agent = support::psql(
         &url,
         "SELECT record::json->'caller'->>'agent', count(*), count(DISTINCT request_id),
                 sum((record::json->>'status' = 'denied')::int)
          FROM monitor_audit WHERE kind = 'execution' GROUP BY 1 ORDER BY 1",
     );
-    assert_eq!(per_agent, "analyst-1|5|5|2\nanalyst-2|2|2|0");
+    assert_eq!(per_agent, "analyst-1|6|6|2\nanalyst-2|2|2|0");
     assert_eq!(
         support::psql(&url, "SELECT count(*) FROM monitor_events"),
-        "7"
+        "8"
     );
     for state in [&a, &b] {
         assert!(!state.join("audit.jsonl").exists());

@@ -42,6 +42,7 @@ pub mod fuzz;
 mod layer;
 pub mod metrics;
 mod monitor;
+mod operator;
 mod pgstate;
 mod quarantine;
 pub mod signals;
@@ -56,7 +57,7 @@ pub use monitor::{
 pub use pgstate::PgState;
 pub use quarantine::{StateQuarantine, resolve_state_dir};
 pub use signals::RequestMeta;
-pub use state::{MonitorState, StateTx};
+pub use state::{AgentActivity, MonitorState, StateTx};
 pub use store::{
     AUDIT_FILE, AgentStatus, BUSY_TIMEOUT, DB_FILE, EventRow, QuarantineEntry, SCHEMA_VERSION,
     SkillFlag, Store, StoreError, ThrottleCheck,

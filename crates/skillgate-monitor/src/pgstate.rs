@@ -13,8 +13,10 @@ use crate::audit::{self, AuditRecord};
 use crate::baseline::Baselines;
 use crate::detections::History;
 use crate::signals::Blame;
-use crate::state::{MonitorState, StateTx};
-use crate::store::{EventRow, QuarantineEntry, SkillFlag, StoreError, ThrottleCheck};
+use crate::state::{AgentActivity, MonitorState, StateTx};
+use crate::store::{
+    EventRow, QuarantineEntry, SkillFlag, StoreError, ThrottleCheck, parse_baselines, parse_status,
+};
 use postgres::types::ToSql;
 use postgres::{Row, Transaction};
 use skillgate_core::{QuarantineSource, Status};
@@ -332,6 +334,10 @@ impl PgTx<'_> {
     fn one(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Option<Row>, StoreError> {
         self.tx.borrow_mut().query_opt(sql, params).map_err(db)
     }
+
+    fn all(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>, StoreError> {
+        self.tx.borrow_mut().query(sql, params).map_err(db)
+    }
 }
 
 /// The minute (since the epoch) a timestamp falls in, as the SQLite store counts.
@@ -397,8 +403,7 @@ impl StateTx for PgTx<'_> {
             &[&tenant, &agent, &skill],
         )? {
             None => Ok(Baselines::default()),
-            Some(r) => serde_json::from_str(r.get(0))
-                .map_err(|e| StoreError::Db(format!("a stored baseline is unreadable: {e}"))),
+            Some(r) => parse_baselines(r.get(0)),
         }
     }
 
@@ -482,6 +487,62 @@ impl StateTx for PgTx<'_> {
             &[&agent, &tenant, &since_ms, &reason],
         )
         .map(drop)
+    }
+
+    fn lift_quarantine(&self, agent: &str) -> Result<(), StoreError> {
+        self.exec("DELETE FROM monitor_quarantine WHERE agent = $1", &[&agent])?;
+        self.exec("DELETE FROM monitor_strikes WHERE agent = $1", &[&agent])
+            .map(drop)
+    }
+
+    fn clear_skill_flag(&self, digest: &str) -> Result<(), StoreError> {
+        self.exec(
+            "DELETE FROM monitor_skill_flags WHERE digest = $1",
+            &[&digest],
+        )?;
+        self.exec(
+            "DELETE FROM monitor_skill_minutes WHERE digest = $1",
+            &[&digest],
+        )
+        .map(drop)
+    }
+
+    fn activity(&self, tenant: &str, agent: &str) -> Result<AgentActivity, StoreError> {
+        let executions = self
+            .all(
+                "SELECT status, count(*) FROM monitor_events WHERE tenant = $1 AND agent = $2
+                 GROUP BY status ORDER BY status",
+                &[&tenant, &agent],
+            )?
+            .iter()
+            .map(|r| Ok((parse_status(r.get(0))?, r.get::<_, i64>(1) as u64)))
+            .collect::<Result<_, StoreError>>()?;
+        let (anomalous, last_seen_ms) = self
+            .one(
+                "SELECT coalesce(sum((detections > 0)::INT), 0)::BIGINT, max(ts_ms)
+                 FROM monitor_events WHERE tenant = $1 AND agent = $2",
+                &[&tenant, &agent],
+            )?
+            .map_or((0, None), |r| (r.get::<_, i64>(0), r.get(1)));
+        Ok(AgentActivity {
+            executions,
+            anomalous: anomalous as u64,
+            last_seen_ms,
+        })
+    }
+
+    fn all_baselines(
+        &self,
+        tenant: &str,
+        agent: &str,
+    ) -> Result<Vec<(String, Baselines)>, StoreError> {
+        self.all(
+            "SELECT skill, stats FROM monitor_baselines WHERE tenant = $1 AND agent = $2 ORDER BY skill",
+            &[&tenant, &agent],
+        )?
+        .iter()
+        .map(|r| Ok((r.get(0), parse_baselines(r.get(1))?)))
+        .collect()
     }
 
     fn throttle(

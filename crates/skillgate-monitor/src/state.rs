@@ -9,7 +9,7 @@ use crate::audit::{AuditRecord, AuthFailureRecord};
 use crate::baseline::Baselines;
 use crate::detections::History;
 use crate::store::{EventRow, QuarantineEntry, SkillFlag, Store, StoreError, ThrottleCheck, Tx};
-use skillgate_core::QuarantineSource;
+use skillgate_core::{QuarantineSource, Status};
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
@@ -87,6 +87,17 @@ impl dyn MonitorState {
     }
 }
 
+/// An agent's executions kept in the state (part of [`AgentStatus`](crate::AgentStatus)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentActivity {
+    /// Executions, by status.
+    pub executions: Vec<(Status, u64)>,
+    /// Executions on which a detection fired.
+    pub anomalous: u64,
+    /// The last request, ms since the epoch.
+    pub last_seen_ms: Option<i64>,
+}
+
 /// What one recording transaction reads and writes: every method of the SQLite
 /// transaction the monitor calls.
 pub trait StateTx {
@@ -147,6 +158,19 @@ pub trait StateTx {
         since_ms: i64,
         reason: &str,
     ) -> Result<(), StoreError>;
+    /// Lifts the agent's quarantine (whichever tenant it was recorded in) and clears its
+    /// strikes.
+    fn lift_quarantine(&self, agent: &str) -> Result<(), StoreError>;
+    /// Clears the skill's flag and the block counts that raised it.
+    fn clear_skill_flag(&self, digest: &str) -> Result<(), StoreError>;
+    /// The agent's executions kept in the state.
+    fn activity(&self, tenant: &str, agent: &str) -> Result<AgentActivity, StoreError>;
+    /// The agent's baselines, per skill (`*` is all its skills together), sorted.
+    fn all_baselines(
+        &self,
+        tenant: &str,
+        agent: &str,
+    ) -> Result<Vec<(String, Baselines)>, StoreError>;
     /// Throttles the agent until `until_ms` (or later, if it already is).
     fn throttle(
         &self,
@@ -293,6 +317,22 @@ impl StateTx for Tx<'_> {
         reason: &str,
     ) -> Result<(), StoreError> {
         Tx::quarantine(self, tenant, agent, since_ms, reason)
+    }
+    fn lift_quarantine(&self, agent: &str) -> Result<(), StoreError> {
+        Tx::lift_quarantine(self, agent)
+    }
+    fn clear_skill_flag(&self, digest: &str) -> Result<(), StoreError> {
+        Tx::clear_skill_flag(self, digest)
+    }
+    fn activity(&self, tenant: &str, agent: &str) -> Result<AgentActivity, StoreError> {
+        Tx::activity(self, tenant, agent)
+    }
+    fn all_baselines(
+        &self,
+        tenant: &str,
+        agent: &str,
+    ) -> Result<Vec<(String, Baselines)>, StoreError> {
+        Tx::all_baselines(self, tenant, agent)
     }
     fn throttle(
         &self,

@@ -12,6 +12,7 @@ use crate::audit::{self, AuditRecord, Sink};
 use crate::baseline::Baselines;
 use crate::detections::History;
 use crate::signals::Blame;
+use crate::state::AgentActivity;
 use rusqlite::config::DbConfig;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use serde::Serialize;
@@ -481,37 +482,15 @@ impl Store {
     }
 
     /// Clears a skill's flag; audited (an `unflag` record) and counted. `Ok(None)` when
-    /// it was not flagged (nothing is written).
+    /// it was not flagged (nothing is written). The same for every state: see
+    /// [`MonitorState`](crate::MonitorState)'s `unflag_skill`.
     pub fn unflag_skill(
         &self,
         digest: &str,
         by: &str,
         now_ms: i64,
     ) -> Result<Option<SkillFlag>, StoreError> {
-        self.transact(|tx| {
-            let Some(flag) = skill_flag(&tx.tx, digest)? else {
-                return Ok(None);
-            };
-            tx.enforcement.set(true);
-            tx.tx
-                .execute("DELETE FROM skill_flags WHERE digest = ?1", params![digest])?;
-            tx.tx.execute(
-                "DELETE FROM skill_minutes WHERE digest = ?1",
-                params![digest],
-            )?;
-            tx.count("skillgate_skill_unflags_total", "", 1.0)?;
-            tx.append_audit(&AuditRecord::Unflag(audit::UnflagRecord {
-                v: audit::FORMAT_VERSION,
-                ts_ms: now_ms,
-                time: audit::rfc3339(now_ms),
-                digest: flag.digest.clone(),
-                skill: flag.skill.clone(),
-                by: by.into(),
-                reason: flag.reason.clone(),
-                flagged_since_ms: flag.since_ms,
-            }))?;
-            Ok(Some(flag))
-        })
+        (self as &dyn crate::MonitorState).unflag_skill(digest, by, now_ms)
     }
 
     /// Every quarantined agent.
@@ -584,28 +563,7 @@ impl Store {
         by: &str,
         now_ms: i64,
     ) -> Result<Option<QuarantineEntry>, StoreError> {
-        self.transact(|tx| {
-            let Some(entry) = quarantine_of(&tx.tx, agent)? else {
-                return Ok(None);
-            };
-            tx.enforcement.set(true);
-            tx.tx
-                .execute("DELETE FROM quarantine WHERE agent = ?1", params![agent])?;
-            tx.tx
-                .execute("DELETE FROM strikes WHERE agent = ?1", params![agent])?;
-            tx.count("skillgate_quarantine_releases_total", "", 1.0)?;
-            tx.append_audit(&AuditRecord::Release(audit::ReleaseRecord {
-                v: audit::FORMAT_VERSION,
-                ts_ms: now_ms,
-                time: audit::rfc3339(now_ms),
-                tenant: entry.tenant.clone(),
-                agent: agent.into(),
-                by: by.into(),
-                reason: entry.reason.clone(),
-                quarantined_since_ms: entry.since_ms,
-            }))?;
-            Ok(Some(entry))
-        })
+        (self as &dyn crate::MonitorState).release(agent, by, now_ms)
     }
 
     /// Records a refused credential: an `auth_failure` audit record, and
@@ -634,49 +592,7 @@ impl Store {
         now_ms: i64,
         strikes_since_ms: i64,
     ) -> Result<AgentStatus, StoreError> {
-        self.read(|c| {
-            let quarantine = quarantine_of(c, agent)?;
-            let throttled_until_ms = throttled_until(c, tenant, agent, now_ms)?;
-            let strikes = strikes_since(c, tenant, agent, strikes_since_ms)?;
-            let mut st = c.prepare(
-                "SELECT status, count(*) FROM events WHERE tenant = ?1 AND agent = ?2 GROUP BY status ORDER BY status",
-            )?;
-            let executions = st
-                .query_map(params![tenant, agent], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
-                })?
-                .collect::<Result<Vec<_>, _>>()?
-                .into_iter()
-                .map(|(s, n)| Ok((parse_status(&s)?, n as u64)))
-                .collect::<Result<Vec<_>, StoreError>>()?;
-            let (anomalous, last_seen_ms): (i64, Option<i64>) = c.query_row(
-                "SELECT coalesce(sum(detections > 0), 0), max(ts_ms) FROM events WHERE tenant = ?1 AND agent = ?2",
-                params![tenant, agent],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
-            let mut st = c.prepare(
-                "SELECT skill, stats FROM baselines WHERE tenant = ?1 AND agent = ?2 ORDER BY skill",
-            )?;
-            let baselines = st
-                .query_map(params![tenant, agent], |r| {
-                    Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-                })?
-                .collect::<Result<Vec<_>, _>>()?
-                .into_iter()
-                .map(|(s, j)| Ok((s, parse_baselines(&j)?)))
-                .collect::<Result<Vec<_>, StoreError>>()?;
-            Ok(AgentStatus {
-                tenant: tenant.into(),
-                agent: agent.into(),
-                quarantine,
-                throttled_until_ms,
-                strikes,
-                executions,
-                anomalous: anomalous as u64,
-                last_seen_ms,
-                baselines,
-            })
-        })
+        (self as &dyn crate::MonitorState).agent_status(tenant, agent, now_ms, strikes_since_ms)
     }
 
     /// Request ids of every stored execution, oldest first.
@@ -789,11 +705,11 @@ fn make_private(path: &Path) -> std::io::Result<()> {
     }
 }
 
-fn parse_status(s: &str) -> Result<Status, StoreError> {
+pub(crate) fn parse_status(s: &str) -> Result<Status, StoreError> {
     s.parse().map_err(StoreError::Db)
 }
 
-fn parse_baselines(j: &str) -> Result<Baselines, StoreError> {
+pub(crate) fn parse_baselines(j: &str) -> Result<Baselines, StoreError> {
     serde_json::from_str(j)
         .map_err(|e| StoreError::Db(format!("a stored baseline is unreadable: {e}")))
 }
@@ -987,6 +903,69 @@ impl Tx<'_> {
             params![agent, tenant, since_ms, reason],
         )?;
         Ok(())
+    }
+
+    /// Lifts the agent's quarantine and clears its strikes.
+    pub(crate) fn lift_quarantine(&self, agent: &str) -> Result<(), StoreError> {
+        self.enforcement.set(true);
+        self.tx
+            .execute("DELETE FROM quarantine WHERE agent = ?1", params![agent])?;
+        self.tx
+            .execute("DELETE FROM strikes WHERE agent = ?1", params![agent])?;
+        Ok(())
+    }
+
+    /// Clears the skill's flag and the block counts that raised it.
+    pub(crate) fn clear_skill_flag(&self, digest: &str) -> Result<(), StoreError> {
+        self.enforcement.set(true);
+        self.tx
+            .execute("DELETE FROM skill_flags WHERE digest = ?1", params![digest])?;
+        self.tx.execute(
+            "DELETE FROM skill_minutes WHERE digest = ?1",
+            params![digest],
+        )?;
+        Ok(())
+    }
+
+    pub(crate) fn activity(&self, tenant: &str, agent: &str) -> Result<AgentActivity, StoreError> {
+        let mut st = self.tx.prepare(
+            "SELECT status, count(*) FROM events WHERE tenant = ?1 AND agent = ?2 GROUP BY status ORDER BY status",
+        )?;
+        let executions = st
+            .query_map(params![tenant, agent], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?))
+            })?
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .map(|(s, n)| Ok((parse_status(&s)?, n as u64)))
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let (anomalous, last_seen_ms): (i64, Option<i64>) = self.tx.query_row(
+            "SELECT coalesce(sum(detections > 0), 0), max(ts_ms) FROM events WHERE tenant = ?1 AND agent = ?2",
+            params![tenant, agent],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        Ok(AgentActivity {
+            executions,
+            anomalous: anomalous as u64,
+            last_seen_ms,
+        })
+    }
+
+    pub(crate) fn all_baselines(
+        &self,
+        tenant: &str,
+        agent: &str,
+    ) -> Result<Vec<(String, Baselines)>, StoreError> {
+        let mut st = self.tx.prepare(
+            "SELECT skill, stats FROM baselines WHERE tenant = ?1 AND agent = ?2 ORDER BY skill",
+        )?;
+        st.query_map(params![tenant, agent], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?
+        .collect::<Result<Vec<_>, _>>()?
+        .into_iter()
+        .map(|(s, j)| Ok((s, parse_baselines(&j)?)))
+        .collect()
     }
 
     pub(crate) fn throttle(

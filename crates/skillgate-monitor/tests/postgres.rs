@@ -9,7 +9,7 @@ use common::*;
 use skillgate_core::{LayerName, QuarantineSource, Status};
 use skillgate_monitor::audit::{self, AuditRecord};
 use skillgate_monitor::detections::Detections;
-use skillgate_monitor::{Monitor, MonitorConfig, PgState};
+use skillgate_monitor::{Monitor, MonitorConfig, MonitorState, PgState};
 use std::sync::Arc;
 
 const T0: i64 = 1_800_000_000_000;
@@ -144,4 +144,100 @@ fn a_monitor_over_postgres_records_from_inside_a_tokio_runtime() {
         m.observe_at(&meta("alice", "s"), &ran(10, MIB, 10), T0)
             .unwrap();
     });
+}
+
+/// The operator's calls (`skillgate monitor status | release`) read and change the same
+/// state on PostgreSQL as on the state directory's SQLite: the same requests observed by
+/// both give the same agent status, and a release or an unflag lifts the same things.
+#[test]
+fn an_operator_sees_and_releases_the_same_state_on_postgres_as_on_sqlite() {
+    let url = support::fresh_database("monitor_operator");
+    let cfg = MonitorConfig::default();
+    let (pg_state, pg) = replica(&url, &cfg);
+    let lite = memory_monitor();
+    let blocked = skill_blocked(LayerName::Prescan, "py.subprocess");
+    let mut quarantined_at = None;
+    for i in 0..20 {
+        let t = T0 + i * 1_000;
+        let outcome = if i % 3 == 0 {
+            ran(20 + i as u64, 8 * MIB, 40)
+        } else {
+            blocked.clone()
+        };
+        let a = lite
+            .observe_at(&meta("mallory", "own"), &outcome, t)
+            .unwrap();
+        let b = pg.observe_at(&meta("mallory", "own"), &outcome, t).unwrap();
+        assert_eq!(a.quarantined, b.quarantined, "request {i}");
+        if a.quarantined && quarantined_at.is_none() {
+            quarantined_at = Some(i);
+        }
+        lite.observe_at(&meta("alice", "stats"), &ran(30, 10 * MIB, 64), t)
+            .unwrap();
+        pg.observe_at(&meta("alice", "stats"), &ran(30, 10 * MIB, 64), t)
+            .unwrap();
+    }
+    assert!(quarantined_at.is_some(), "the blocks quarantine mallory");
+    let now = T0 + 60_000;
+    let status = |s: &(dyn MonitorState + 'static), agent: &str| {
+        s.agent_status("acme", agent, now, T0).unwrap()
+    };
+    for agent in ["mallory", "alice"] {
+        let (a, b) = (status(&**lite.store(), agent), status(&*pg_state, agent));
+        assert_eq!(a, b, "{agent}");
+        assert!(!b.executions.is_empty() && !b.baselines.is_empty(), "{b:?}");
+    }
+    let before = status(&*pg_state, "mallory");
+    assert!(
+        before.quarantine.is_some() && before.strikes > 0,
+        "{before:?}"
+    );
+    assert_eq!(lite.store().agents().unwrap(), pg_state.agents().unwrap());
+
+    // A release lifts the quarantine and the strikes, once, audited and counted.
+    let state: &(dyn MonitorState + 'static) = &*pg_state;
+    let lifted = state.release("mallory", "ops", now).unwrap().unwrap();
+    assert_eq!(Some(lifted), before.quarantine);
+    assert!(state.release("mallory", "ops", now).unwrap().is_none());
+    lite.store()
+        .release("mallory", "ops", now)
+        .unwrap()
+        .unwrap();
+    let after = status(state, "mallory");
+    assert_eq!(after, status(&**lite.store(), "mallory"));
+    assert!(
+        after.quarantine.is_none() && after.strikes == 0,
+        "{after:?}"
+    );
+    assert_eq!(after.executions, before.executions, "the history stays");
+    assert!(!state.is_quarantined("acme", "mallory").unwrap());
+    let releases: Vec<AuditRecord> = pg_state
+        .audit_lines()
+        .unwrap()
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|r| matches!(r, AuditRecord::Release(_)))
+        .collect();
+    let [AuditRecord::Release(r)] = &releases[..] else {
+        panic!("one release record: {releases:?}")
+    };
+    assert_eq!((r.agent.as_str(), r.by.as_str()), ("mallory", "ops"));
+    let metrics = skillgate_monitor::metrics::render_state(state, now).unwrap();
+    assert!(
+        metrics.contains("skillgate_quarantine_releases_total 1"),
+        "{metrics}"
+    );
+
+    // A skill's flag is cleared the same way.
+    state
+        .transact(|tx| tx.flag_skill("d1g3st", "own", now, "blocks its callers"))
+        .unwrap();
+    assert_eq!(state.flagged_skills().unwrap().len(), 1);
+    let flag = state.unflag_skill("d1g3st", "ops", now).unwrap().unwrap();
+    assert_eq!(
+        (flag.skill.as_str(), flag.reason.as_str()),
+        ("own", "blocks its callers")
+    );
+    assert!(state.flagged_skills().unwrap().is_empty());
+    assert!(state.unflag_skill("d1g3st", "ops", now).unwrap().is_none());
 }

@@ -5,7 +5,7 @@ use clap::{Args, Subcommand};
 use skillgate::Config;
 use skillgate_monitor::baseline::Metric;
 use skillgate_monitor::signals::now_ms;
-use skillgate_monitor::{AgentStatus, SkillFlag, Store, audit};
+use skillgate_monitor::{AgentStatus, MonitorState, PgState, SkillFlag, Store, audit};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,7 +15,8 @@ pub(crate) struct MonitorArgs {
     #[command(subcommand)]
     command: MonitorCommand,
     /// The monitor's state directory (default: `[monitor] state_dir`, else
-    /// `$XDG_STATE_HOME/skillgate` or `~/.local/state/skillgate`).
+    /// `$XDG_STATE_HOME/skillgate` or `~/.local/state/skillgate`). Not used with `[store]
+    /// url`: the database holds the state every replica shares.
     #[arg(long, value_name = "DIR", global = true)]
     state_dir: Option<PathBuf>,
     /// The config file (skillgate.toml), for `[monitor]`.
@@ -65,18 +66,16 @@ enum MonitorCommand {
     Metrics,
 }
 
-fn open(args: &MonitorArgs) -> Result<(Store, Config), UsageError> {
+/// The monitor's state the runs use: the PostgreSQL database of `[store] url` (shared by
+/// every replica), else the state directory.
+fn open(args: &MonitorArgs) -> Result<(Box<dyn MonitorState>, Config), UsageError> {
     let config = Config::load_or_default(args.config.as_deref())?;
     if let Some(url) = &config.store.url {
-        // Refused rather than showing a state directory the runs do not use.
-        return Err(UsageError(format!(
-            "the monitor's state is in PostgreSQL ([store] url = {}); `skillgate monitor` reads a state directory only (the database's monitor_* tables hold the state, monitor_audit the trail)",
-            skillgate_store::pg::redact_url(url)
-        )));
+        return Ok((Box::new(PgState::open(url)?), config));
     }
     let dir = skillgate_monitor::resolve_state_dir(&config.monitor, args.state_dir.as_deref())?;
     match Store::open_existing(&dir, config.monitor.durability)? {
-        Some(store) => Ok((store, config)),
+        Some(store) => Ok((Box::new(store), config)),
         None => Err(UsageError(format!(
             "no monitor state in {} (nothing has run with this state directory yet)",
             dir.display()
@@ -101,7 +100,7 @@ pub(crate) fn run(args: MonitorArgs) -> Result<ExitCode, UsageError> {
     let mut out = anstream::stdout().lock();
     match args.command {
         MonitorCommand::Metrics => {
-            let text = skillgate_monitor::metrics::render(&store, now)?;
+            let text = skillgate_monitor::metrics::render_state(&*store, now)?;
             let _ = out.write_all(text.as_bytes());
             Ok(ExitCode::SUCCESS)
         }

@@ -28,13 +28,7 @@ fn runs_share_state_and_an_operator_releases_a_quarantine() {
     let tmp = tempfile::tempdir().unwrap();
     let state = tmp.path().join("state");
     // A strict rule pack: a non-zero exit is a quarantine strike, three quarantine.
-    let rules = tmp.path().join("rules");
-    std::fs::create_dir(&rules).unwrap();
-    std::fs::write(
-        rules.join("strict.toml"),
-        "[[detection]]\nid = \"strict.exit\"\nseverity = \"high\"\naction = \"quarantine\"\nmessage = \"failed\"\nwhen = { kind = \"nonzero_exit\" }\n",
-    )
-    .unwrap();
+    let rules = common::strict_exit_rules(tmp.path(), "rules");
     let skill = tmp.path().join("exit-three");
     std::fs::create_dir_all(skill.join("scripts")).unwrap();
     std::fs::write(

@@ -13,13 +13,7 @@ use std::path::{Path, PathBuf};
 /// A folder with the `exit-three` skill, a strict rule pack (a non-zero exit is a
 /// quarantine strike; three quarantine) and a config naming `url`.
 fn setup(tmp: &Path, url: &str) -> (PathBuf, PathBuf) {
-    let rules = tmp.join("rules");
-    std::fs::create_dir(&rules).unwrap();
-    std::fs::write(
-        rules.join("strict.toml"),
-        "[[detection]]\nid = \"strict.exit\"\nseverity = \"high\"\naction = \"quarantine\"\nmessage = \"failed\"\nwhen = { kind = \"nonzero_exit\" }\n",
-    )
-    .unwrap();
+    let rules = common::strict_exit_rules(tmp, "rules");
     let skill = tmp.join("exit-three");
     std::fs::create_dir_all(skill.join("scripts")).unwrap();
     std::fs::write(

@@ -815,6 +815,88 @@ fn a_bad_new_config_is_refused_and_the_old_one_kept() {
     assert_eq!(status_of_run(&server), "denied");
 }
 
+/// An operator key sees the monitor's quarantines over HTTP and lifts one (audited with
+/// its name); agent keys cannot; a body naming neither or both is refused.
+#[test]
+fn an_operator_sees_and_lifts_a_quarantine_over_http() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rules = common::strict_exit_rules(tmp.path(), "strict-rules");
+    let config = common::example_config(tmp.path(), |t| {
+        t.replacen(
+            "[monitor]\n",
+            &format!("[monitor]\nrules = {:?}\n", rules.display().to_string()),
+            1,
+        )
+    });
+    let state = tmp.path().join("state");
+    let operator = create_key(
+        &config,
+        &state,
+        &["--operator", "oncall", "--tenant", "acme"],
+    );
+    let analyst = create_key(
+        &config,
+        &state,
+        &["--agent", "analyst-1", "--tenant", "acme"],
+    );
+    let server = Server::start(&config, &state);
+    let failing = serde_json::json!({
+        "language": "python",
+        "code": "import sys\nprint('{}')\nsys.exit(3)\n",
+    });
+    let run = || {
+        let (code, report) = server.json("POST", "/v1/runs", Some(&analyst), failing.clone());
+        assert_eq!(code, 200, "{report}");
+        report
+    };
+    for _ in 0..3 {
+        let r = run();
+        assert_eq!(r["exit_code"], 3, "{r}");
+    }
+    let denied = run();
+    assert_eq!(denied["status"], "denied", "{denied}");
+
+    let release = |key: &str, body: serde_json::Value| {
+        server.json("POST", "/v1/admin/monitor/release", Some(key), body)
+    };
+    let agent = serde_json::json!({"agent": "analyst-1"});
+    assert_eq!(server.get("/v1/admin/monitor", Some(&analyst)).0, 403);
+    assert_eq!(release(&analyst, agent.clone()).0, 403);
+    let (code, seen) = server.get("/v1/admin/monitor", Some(&operator));
+    assert_eq!(code, 200, "{seen}");
+    assert_eq!(seen["quarantined"][0]["agent"], "analyst-1", "{seen}");
+    assert_eq!(seen["quarantined"][0]["tenant"], "acme", "{seen}");
+    for bad in [
+        serde_json::json!({}),
+        serde_json::json!({"agent": "analyst-1", "skill": "00"}),
+        serde_json::json!({"agnet": "analyst-1"}),
+    ] {
+        let (code, e) = release(&operator, bad.clone());
+        assert_eq!(code, 400, "{bad}: {e}");
+    }
+    let (code, lifted) = release(&operator, agent.clone());
+    assert_eq!(code, 200, "{lifted}");
+    assert_eq!(lifted["released"]["agent"], "analyst-1", "{lifted}");
+    let (code, e) = release(&operator, agent);
+    assert_eq!(
+        (code, e["error"]["code"].as_str()),
+        (404, Some("not_quarantined")),
+        "{e}"
+    );
+    let (_, seen) = server.get("/v1/admin/monitor", Some(&operator));
+    assert_eq!(seen["quarantined"], serde_json::json!([]), "{seen}");
+    // Lifted: the agent's next run runs.
+    let r = run();
+    assert_eq!(
+        (r["status"].as_str(), r["exit_code"].as_i64()),
+        (Some("ok"), Some(3)),
+        "{r}"
+    );
+    let released = audit_records(&state, "release");
+    assert_eq!(released.len(), 1, "{released:?}");
+    assert_eq!(released[0]["by"], "oncall", "{released:?}");
+}
+
 #[test]
 fn sigterm_drains_then_cancels_the_runs_left_and_audits_them() {
     let tmp = tempfile::tempdir().unwrap();

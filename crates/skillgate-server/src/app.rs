@@ -55,7 +55,7 @@ pub fn authenticated(
         .route("/v1/skills", get(list_skills).post(publish))
         .route("/v1/skills/{name}", get(skill_versions))
         .route("/api/v2/runtimes", get(crate::piston::list_runtimes))
-        .route("/v1/admin/reload", post(reload))
+        .merge(crate::admin::routes())
         .merge(crate::sessions::routes(state.clone()))
         .merge(extra);
     behind_key(&state, rest).merge(runs)
@@ -203,36 +203,6 @@ async fn publish(
         Json(registry::VersionView::from(&version)),
     )
         .into_response())
-}
-
-/// Rebuilds the engine from the config file (operator keys only). A configuration that
-/// does not load is refused with 422 naming the problem; the one in use stays.
-async fn reload(
-    State(state): State<Arc<ServerState>>,
-    Extension(principal): Extension<Principal>,
-) -> Result<Json<serde_json::Value>, ApiError> {
-    if principal.role != skillgate_store::Role::Operator {
-        return Err(ApiError::forbidden(format!(
-            "reloading needs an operator key, not {} key",
-            principal.role.with_article()
-        )));
-    }
-    match state.rebuild().await {
-        Ok(notices) => {
-            tracing::info!(by = %principal.caller.agent_id, "reloaded the configuration");
-            Ok(Json(
-                serde_json::json!({"reloaded": true, "notices": notices}),
-            ))
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "reload: the new configuration is refused; the old one stays");
-            Err(ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "config_refused",
-                format!("the new configuration is refused, the one in use stays: {e}"),
-            ))
-        }
-    }
 }
 
 async fn list_skills(

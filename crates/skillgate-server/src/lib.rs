@@ -15,6 +15,7 @@
 //! - The keys and the registry live in a [`skillgate_store::Store`] (SQLite in the state
 //!   directory).
 
+pub mod admin;
 pub mod admission;
 pub mod app;
 pub mod auth;

@@ -274,3 +274,17 @@ impl Drop for Service {
         services(&["down", self.0]);
     }
 }
+
+/// A monitor rule folder in `dir/name` whose one detection makes a non-zero exit a
+/// quarantine strike (three, with the default `quarantine_strikes`, quarantine the agent).
+#[allow(dead_code)]
+pub(crate) fn strict_exit_rules(dir: &std::path::Path, name: &str) -> PathBuf {
+    let rules = dir.join(name);
+    std::fs::create_dir(&rules).unwrap();
+    std::fs::write(
+        rules.join("strict.toml"),
+        "[[detection]]\nid = \"strict.exit\"\nseverity = \"high\"\naction = \"quarantine\"\nmessage = \"failed\"\nwhen = { kind = \"nonzero_exit\" }\n",
+    )
+    .unwrap();
+    rules
+}

@@ -897,6 +897,158 @@ fn an_operator_sees_and_lifts_a_quarantine_over_http() {
     assert_eq!(released[0]["by"], "oncall", "{released:?}");
 }
 
+/// An identity provider's RSA key pair, made by `openssl` in `dir`: (private, public) PEM.
+fn rsa_key_pair(dir: &Path) -> (Vec<u8>, PathBuf) {
+    let (private, public) = (dir.join("idp.pem"), dir.join("idp.pub.pem"));
+    for args in [
+        vec![
+            "genpkey",
+            "-algorithm",
+            "RSA",
+            "-pkeyopt",
+            "rsa_keygen_bits:2048",
+            "-out",
+        ],
+        vec!["pkey", "-pubout", "-in", private.to_str().unwrap(), "-out"],
+    ] {
+        let target = if args[0] == "genpkey" {
+            &private
+        } else {
+            &public
+        };
+        let out = Command::new("openssl")
+            .args(&args)
+            .arg(target)
+            .output()
+            .expect("openssl (scripts/install-test-deps installs it)");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    (std::fs::read(&private).unwrap(), public)
+}
+
+/// `serve --jwt-*`: a token the identity provider signed decides the caller as a key
+/// does (runs, roles, the entities' tenant); an expired, forged or mis-signed one is
+/// 401 and audited with its reason; a server started without a verifier refuses tokens.
+#[test]
+fn jwts_signed_by_the_configured_issuer_authenticate_callers() {
+    use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| t);
+    let state = tmp.path().join("state");
+    let (private, public) = rsa_key_pair(tmp.path());
+    let server = Server::start_with(
+        &config,
+        &state,
+        &[
+            "--jwt-key",
+            public.to_str().unwrap(),
+            "--jwt-alg",
+            "RS256",
+            "--jwt-issuer",
+            "https://idp.test",
+            "--jwt-audience",
+            "skillgate",
+        ],
+    );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let claims = |sub: &str, tenant: &str, extra: serde_json::Value| {
+        let mut c = serde_json::json!({
+            "sub": sub, "tenant": tenant, "iss": "https://idp.test", "aud": "skillgate",
+            "exp": now + 300,
+        });
+        c.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        c
+    };
+    let key = EncodingKey::from_rsa_pem(&private).unwrap();
+    let sign = |c: serde_json::Value| encode(&Header::new(Algorithm::RS256), &c, &key).unwrap();
+    let script = serde_json::json!({"language": "python", "code": "print('{\"n\": 1}')"});
+
+    let analyst = sign(claims("analyst-1", "acme", serde_json::json!({})));
+    let (code, report) = server.json("POST", "/v1/runs", Some(&analyst), script.clone());
+    assert_eq!(code, 200, "{report}");
+    assert_eq!(report["status"], "ok", "{report}");
+    let operator = sign(claims(
+        "oncall",
+        "acme",
+        serde_json::json!({"role": "operator"}),
+    ));
+    assert_eq!(server.get("/v1/admin/monitor", Some(&operator)).0, 200);
+    assert_eq!(server.get("/v1/admin/monitor", Some(&analyst)).0, 403);
+    let (code, _) = server.json("POST", "/v1/runs", Some(&operator), script.clone());
+    assert_eq!(code, 403);
+
+    let refused = [
+        (
+            sign(claims(
+                "analyst-1",
+                "acme",
+                serde_json::json!({"exp": now - 3600}),
+            )),
+            "expired",
+        ),
+        // analyst-1 is acme's in the entities file.
+        (
+            sign(claims("analyst-1", "globex", serde_json::json!({}))),
+            "tenant_mismatch",
+        ),
+        (
+            sign(claims(
+                "analyst-1",
+                "acme",
+                serde_json::json!({"iss": "https://elsewhere"}),
+            )),
+            "bad_token",
+        ),
+        // The public key used as an HMAC secret: the algorithm is never the token's.
+        (
+            encode(
+                &Header::new(Algorithm::HS256),
+                &claims("analyst-1", "acme", serde_json::json!({})),
+                &EncodingKey::from_secret(&std::fs::read(&public).unwrap()),
+            )
+            .unwrap(),
+            "bad_token",
+        ),
+    ];
+    for (token, reason) in &refused {
+        let (code, e) = server.json("POST", "/v1/runs", Some(token), script.clone());
+        assert_eq!(code, 401, "{reason}: {e}");
+        assert_eq!(e["error"]["code"], "unauthorized", "{e}");
+    }
+    let reasons: Vec<String> = audit_records(&state, "auth_failure")
+        .iter()
+        .map(|r| r["reason"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        reasons,
+        refused
+            .iter()
+            .map(|(_, r)| r.to_string())
+            .collect::<Vec<_>>()
+    );
+    drop(server);
+
+    let keys_only = Server::start(&config, &state);
+    let (code, e) = keys_only.json("POST", "/v1/runs", Some(&analyst), script);
+    assert_eq!(code, 401, "{e}");
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--jwt-key"),
+        "{e}"
+    );
+}
+
 #[test]
 fn sigterm_drains_then_cancels_the_runs_left_and_audits_them() {
     let tmp = tempfile::tempdir().unwrap();

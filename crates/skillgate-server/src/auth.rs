@@ -3,7 +3,7 @@
 //! extensions, where every handler (and a service mounted behind it, such as MCP at
 //! `/mcp`) reads it.
 use crate::error::ApiError;
-use crate::keys::{self, AuthFailure};
+use crate::keys::{self, AuthFailure, Credential};
 use crate::{Principal, RequestIdExt, ServerState};
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -38,7 +38,7 @@ pub(crate) async fn authenticate(
         .get(header::AUTHORIZATION)
         .map(|v| v.as_bytes().to_vec());
     let result = match keys::bearer(header.as_deref()) {
-        Ok(key) => {
+        Ok(Credential::Key(key)) => {
             let key = key.to_string();
             let st = state.clone();
             tokio::task::spawn_blocking(move || {
@@ -50,6 +50,16 @@ pub(crate) async fn authenticate(
             .await
             .unwrap_or_else(|e| Err(AuthFailure::Store(e.to_string())))
         }
+        // A signature check and a lookup in the entities: no I/O, so on this thread.
+        Ok(Credential::Token(token)) => match state.jwt() {
+            Some(verifier) => {
+                let engine = state.engine();
+                verifier.authenticate(token, |role, who, tenant| {
+                    keys::check_tenant(engine.policy().map(|p| &**p), role, who, tenant)
+                })
+            }
+            None => Err(AuthFailure::NoVerifier),
+        },
         Err(e) => Err(e),
     };
     let failure = match result {

@@ -59,8 +59,8 @@ pub enum AuthFailure {
     /// No `Authorization` header.
     #[error("no credential: send `Authorization: Bearer KEY`")]
     Missing,
-    /// A header that is not `Bearer sgk_...`.
-    #[error("malformed credential: expected `Authorization: Bearer {KEY_PREFIX}...`")]
+    /// A header that is not `Bearer sgk_...` or `Bearer JWT`.
+    #[error("malformed credential: expected `Authorization: Bearer {KEY_PREFIX}...` (or a JWT)")]
     Malformed,
     /// No key has this secret.
     #[error("unknown API key")]
@@ -74,6 +74,15 @@ pub enum AuthFailure {
     /// The store cannot answer (refused: fail closed).
     #[error("the key store cannot answer: {0}")]
     Store(String),
+    /// A JWT whose `exp` is past.
+    #[error("the token has expired")]
+    Expired,
+    /// A JWT that does not verify (signature, algorithm, issuer, audience, claims).
+    #[error("the token is refused: {0}")]
+    BadToken(String),
+    /// A JWT sent to a server that verifies none.
+    #[error("this server accepts API keys only (it was started without --jwt-key)")]
+    NoVerifier,
 }
 
 impl AuthFailure {
@@ -86,31 +95,63 @@ impl AuthFailure {
             AuthFailure::Revoked(_) => "revoked",
             AuthFailure::TenantMismatch(..) => "tenant_mismatch",
             AuthFailure::Store(_) => "store_error",
+            AuthFailure::Expired => "expired",
+            AuthFailure::BadToken(_) => "bad_token",
+            AuthFailure::NoVerifier => "token_not_accepted",
         }
     }
 }
 
-/// Longest `Authorization` value looked at.
-const MAX_HEADER_BYTES: usize = 256;
+/// Longest `Authorization` value looked at (a JWT with an RSA signature and a few groups
+/// fits many times over).
+const MAX_HEADER_BYTES: usize = 8 * 1024;
 
-/// The key an `Authorization` header value carries: `Bearer KEY`, or `KEY` alone (what
-/// Piston clients send).
-pub fn bearer(header: Option<&[u8]>) -> Result<&str, AuthFailure> {
+/// What an `Authorization` header carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credential<'a> {
+    /// An API key (`sgk_...`).
+    Key(&'a str),
+    /// A JSON Web Token (three base64url parts joined by dots).
+    Token(&'a str),
+}
+
+/// The credential an `Authorization` header value carries: `Bearer CREDENTIAL`, or the
+/// credential alone (what Piston clients send).
+///
+/// ```
+/// use skillgate_server::keys::{bearer, Credential, AuthFailure};
+/// assert_eq!(bearer(Some(b"Bearer sgk_abc")), Ok(Credential::Key("sgk_abc")));
+/// assert_eq!(bearer(Some(b"Bearer eyJ0.eyJz.c2ln")), Ok(Credential::Token("eyJ0.eyJz.c2ln")));
+/// assert_eq!(bearer(Some(b"Basic dXNlcjpwYXNz")), Err(AuthFailure::Malformed));
+/// assert_eq!(bearer(None), Err(AuthFailure::Missing));
+/// ```
+pub fn bearer(header: Option<&[u8]>) -> Result<Credential<'_>, AuthFailure> {
     let raw = header.ok_or(AuthFailure::Missing)?;
     if raw.len() > MAX_HEADER_BYTES {
         return Err(AuthFailure::Malformed);
     }
     let text = std::str::from_utf8(raw).map_err(|_| AuthFailure::Malformed)?;
-    // `Bearer KEY`, or the key alone (as Piston clients send it).
-    let key = match text.split_once(' ') {
-        Some((scheme, key)) if scheme.eq_ignore_ascii_case("bearer") => key.trim(),
+    let credential = match text.split_once(' ') {
+        Some((scheme, credential)) if scheme.eq_ignore_ascii_case("bearer") => credential.trim(),
         Some(_) => return Err(AuthFailure::Malformed),
         None => text.trim(),
     };
-    if !key.starts_with(KEY_PREFIX) {
-        return Err(AuthFailure::Malformed);
+    if credential.starts_with(KEY_PREFIX) {
+        return Ok(Credential::Key(credential));
     }
-    Ok(key)
+    let base64url = |p: &str| {
+        p.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    };
+    let parts: Vec<&str> = credential.split('.').collect();
+    match parts[..] {
+        [header, claims, _signature]
+            if !header.is_empty() && !claims.is_empty() && parts.iter().all(|p| base64url(p)) =>
+        {
+            Ok(Credential::Token(credential))
+        }
+        _ => Err(AuthFailure::Malformed),
+    }
 }
 
 /// Checks a key's tenant against the entities: an agent or builder they declare must be
@@ -220,15 +261,32 @@ mod tests {
     }
 
     #[test]
-    fn only_a_bearer_key_header_is_read() {
+    fn only_a_bearer_key_or_token_header_is_read() {
         assert_eq!(bearer(None), Err(AuthFailure::Missing));
         assert_eq!(bearer(Some(b"Basic abc")), Err(AuthFailure::Malformed));
         assert_eq!(bearer(Some(b"Bearer abc")), Err(AuthFailure::Malformed));
-        assert_eq!(bearer(Some(b"Bearer sgk_x")), Ok("sgk_x"));
-        assert_eq!(bearer(Some(b"sgk_x")), Ok("sgk_x"));
+        assert_eq!(bearer(Some(b"Bearer sgk_x")), Ok(Credential::Key("sgk_x")));
+        assert_eq!(bearer(Some(b"sgk_x")), Ok(Credential::Key("sgk_x")));
         assert_eq!(bearer(Some(b"nokey")), Err(AuthFailure::Malformed));
         assert_eq!(
-            bearer(Some(format!("Bearer sgk_{}", "x".repeat(1000)).as_bytes())),
+            bearer(Some(b"Bearer a.b.c")),
+            Ok(Credential::Token("a.b.c"))
+        );
+        // Unsigned: read as a token, which the verifier refuses.
+        assert_eq!(bearer(Some(b"Bearer a.b.")), Ok(Credential::Token("a.b.")));
+        for bad in [
+            "a.b", "a..c", ".b.c", "a.b.c.d", "a.b+.c", "a.b.c=", "a b.c.d",
+        ] {
+            assert_eq!(
+                bearer(Some(format!("Bearer {bad}").as_bytes())),
+                Err(AuthFailure::Malformed),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            bearer(Some(
+                format!("Bearer sgk_{}", "x".repeat(10_000)).as_bytes()
+            )),
             Err(AuthFailure::Malformed)
         );
     }

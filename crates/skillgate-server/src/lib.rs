@@ -20,6 +20,7 @@ pub mod admission;
 pub mod app;
 pub mod auth;
 pub mod error;
+pub mod jwt;
 pub mod keys;
 pub mod mcp;
 pub mod panel;

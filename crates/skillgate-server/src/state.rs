@@ -57,6 +57,8 @@ pub struct ServerState {
     pub rate: crate::ratelimit::RateLimiter,
     /// The agents' sessions (`/v1/sessions`, the MCP `session_*` tools).
     sessions: Arc<crate::sessions::NativeSessions>,
+    /// Verifies JWTs sent as credentials; `None`: API keys only.
+    jwt: Option<Arc<crate::jwt::JwtVerifier>>,
 }
 
 impl std::fmt::Debug for ServerState {
@@ -193,7 +195,19 @@ impl ServerState {
             ),
             rate: crate::ratelimit::RateLimiter::new(crate::ratelimit::DEFAULT_PER_MINUTE),
             sessions,
+            jwt: None,
         })
+    }
+
+    /// Accepts JWTs that `verifier` verifies as credentials, beside the API keys.
+    pub fn with_jwt(mut self, verifier: crate::jwt::JwtVerifier) -> ServerState {
+        self.jwt = Some(Arc::new(verifier));
+        self
+    }
+
+    /// The JWT verifier, when the server accepts tokens.
+    pub fn jwt(&self) -> Option<&crate::jwt::JwtVerifier> {
+        self.jwt.as_deref()
     }
 
     /// Sets how sessions behave (the lock wait, the upload and download caps, ...);

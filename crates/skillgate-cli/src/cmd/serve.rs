@@ -56,6 +56,21 @@ pub(crate) struct ServeArgs {
     /// The largest upload into a session's workspace, e.g. `64MiB`; over it, 413.
     #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = skillgate::units::parse_size)]
     session_upload_limit: u64,
+    /// Also accept JSON Web Tokens as credentials (`Authorization: Bearer JWT`), verified
+    /// with this key: the HMAC secret for HS algorithms (at least 32 bytes), else the
+    /// issuer's public key in PEM. The token's `sub`, `tenant`, `role` and `groups` claims
+    /// decide the caller; `exp` is required. Needs --jwt-alg, --jwt-issuer, --jwt-audience.
+    #[arg(long, value_name = "FILE", requires_all = ["jwt_alg", "jwt_issuer", "jwt_audience"])]
+    jwt_key: Option<PathBuf>,
+    /// The one algorithm tokens are signed with: HS256, RS256, PS256, ES256, EdDSA, ...
+    #[arg(long, value_name = "ALG", requires = "jwt_key", value_parser = clap::builder::ValueParser::new(skillgate_server::jwt::parse_algorithm))]
+    jwt_alg: Option<skillgate_server::jwt::Algorithm>,
+    /// The `iss` a token must carry.
+    #[arg(long, value_name = "ISS", requires = "jwt_key")]
+    jwt_issuer: Option<String>,
+    /// The `aud` a token must carry.
+    #[arg(long, value_name = "AUD", requires = "jwt_key")]
+    jwt_audience: Option<String>,
 }
 
 pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, UsageError> {
@@ -96,6 +111,17 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, UsageError> {
             hold: args.shed_hold,
             max_held: args.max_queued as usize,
         });
+    let state = match (
+        &args.jwt_key,
+        args.jwt_alg,
+        &args.jwt_issuer,
+        &args.jwt_audience,
+    ) {
+        (Some(key), Some(alg), Some(iss), Some(aud)) => state.with_jwt(
+            skillgate_server::jwt::JwtVerifier::from_file(alg, key, iss, aud)?,
+        ),
+        _ => state,
+    };
     for notice in state.engine().notices() {
         tracing::warn!(notice = %notice, "engine");
     }

@@ -18,6 +18,37 @@ pub(crate) struct LineMemo {
     minified: bool,
 }
 
+/// Opens a redaction marker, `[REDACTED:<rule-id>]`.
+const MARKER_OPEN: &[u8] = b"[REDACTED:";
+
+/// Longest rule id a redaction marker names.
+const MARKER_ID_MAX: usize = 80;
+
+/// Whether `start..end` lies inside a redaction marker, `[REDACTED:<rule-id>]` with a
+/// rule id's characters (`a-z`, `0-9`, `-`, `.`, `_`). Redacting puts a `:` into the text, so
+/// a rule for `user:password` shapes could read the marker's own rule id as a password
+/// (`--user "[REDACTED:mailgun-api-key]"`), and redaction would never reach a text that
+/// scans clean. The id's characters are narrow so that a marker cannot wrap a value that
+/// is one (a written `[REDACTED:hunter2!]` is no marker).
+pub(crate) fn in_redaction_marker(hay: &[u8], start: usize, end: usize) -> bool {
+    let from = start.saturating_sub(MARKER_OPEN.len() + MARKER_ID_MAX);
+    let to = (start + MARKER_OPEN.len()).min(hay.len());
+    let Some(open) = memchr::memmem::rfind(&hay[from..to], MARKER_OPEN).map(|p| from + p) else {
+        return false;
+    };
+    if open > start {
+        return false;
+    }
+    let id_start = open + MARKER_OPEN.len();
+    let id_len = hay[id_start..]
+        .iter()
+        .take(MARKER_ID_MAX + 1)
+        .take_while(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-._".contains(b))
+        .count();
+    let close = id_start + id_len;
+    (1..=MARKER_ID_MAX).contains(&id_len) && hay.get(close) == Some(&b']') && end <= close + 1
+}
+
 /// Why a candidate was dropped, when a guard dropped it.
 ///
 /// `minified` remembers the last line [`is_minified`] judged.
@@ -29,6 +60,9 @@ pub(crate) fn benign(
     minified: &mut Option<LineMemo>,
 ) -> Option<&'static str> {
     let secret = &hay[start..end];
+    if in_redaction_marker(hay, start, end) {
+        return Some("part of a redaction marker");
+    }
     // The contextual guards read at most 512 bytes of the line before the secret: look
     // for its start no further back (a minified line is long).
     let near = start.saturating_sub(512);
@@ -227,6 +261,33 @@ pub(crate) fn is_minified(line: &[u8]) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_spans_inside_a_well_formed_marker_are_part_of_it() {
+        let hay = b"--user \"x[REDACTED:mailgun-api-key]\" z";
+        let open = 9;
+        let close = hay.iter().position(|&b| b == b']').unwrap();
+        let inside = |s: usize, e: usize| in_redaction_marker(hay, s, e);
+        assert!(inside(open, close + 1));
+        assert!(inside(open + 10, close + 1));
+        assert!(inside(open + 11, close));
+        assert!(!inside(open - 1, close + 1), "starts before the marker");
+        assert!(!inside(open + 10, close + 2), "ends after it");
+        assert!(!inside(0, 5));
+        for not_marker in [
+            &b"[REDACTED:hunter2!]"[..],
+            b"[REDACTED:]",
+            b"[REDACTED:Upper]",
+            b"[REDACTED:no-close",
+        ] {
+            assert!(
+                !in_redaction_marker(not_marker, 10, not_marker.len()),
+                "{not_marker:?}"
+            );
+        }
+        let long = format!("[REDACTED:{}]", "a".repeat(MARKER_ID_MAX + 1));
+        assert!(!in_redaction_marker(long.as_bytes(), 10, long.len()));
+    }
+
     use super::*;
 
     fn guard(text: &str, secret: &str, generic: bool) -> Option<&'static str> {

@@ -461,7 +461,7 @@ impl Rule {
 
     /// Whether the secret passes the rule's entropy threshold and allow-list.
     pub(crate) fn accepts(&self, patterns: &Patterns, secret: &[u8]) -> bool {
-        if secret.is_empty() || secret.starts_with(b"[REDACTED:") {
+        if secret.is_empty() {
             return false;
         }
         if let Some(min) = self.def.entropy

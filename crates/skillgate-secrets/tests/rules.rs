@@ -136,3 +136,33 @@ fn every_example_split_at_every_offset_is_found_exactly_once() {
         }
     }
 }
+
+/// Found by the `secrets_scan` fuzz campaign (2026-12-03): a key redacted inside
+/// `curl --user "..."` became `[REDACTED:<rule-id>]`, whose `:` made the curl rule read
+/// the rule id as a password; every round of redaction made the same finding again.
+#[test]
+fn a_redaction_marker_is_never_read_as_a_password() {
+    let s = scanner();
+    for text in [
+        &b"curl -s --user \"key-10313d69386da74ad2403bc3eb31d011\" https://api.mailgun.net/v3/mg.corp.io/messages\n"[..],
+        b"curl -s --user \"\xff\xff\xff\xdekey-10313d69386da74ad2403bc3eb31d011\" https://api.mailgun.net/v3/mg.corp.io/messages\n",
+    ] {
+        let (redacted, found) = s.redact(text);
+        assert!(!found.is_empty());
+        let again = s.scan(&redacted);
+        assert!(
+            again.is_empty(),
+            "{again:?} in {}",
+            String::from_utf8_lossy(&redacted)
+        );
+    }
+    // A value written to look like a marker is no marker: it is still found.
+    let fake = b"curl -s --user \"admin:[REDACTED:Hq7vT2pLx!]\" https://ci.corp.test/api\n";
+    assert!(
+        s.scan(fake)
+            .iter()
+            .any(|f| f.rule_id == "curl-user-password"),
+        "{:?}",
+        s.scan(fake)
+    );
+}

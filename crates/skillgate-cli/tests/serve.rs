@@ -1049,6 +1049,147 @@ fn jwts_signed_by_the_configured_issuer_authenticate_callers() {
     );
 }
 
+/// A test CA, a server certificate for 127.0.0.1 and a client certificate it issued, and a
+/// client certificate another CA issued (`rogue`), made by `openssl` in `dir`.
+fn tls_material(dir: &Path) {
+    let script = r#"set -e
+ec="-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes"
+openssl req -x509 $ec -keyout ca.key -out ca.pem -subj /CN=test-ca -days 1
+openssl req -x509 $ec -keyout rogue-ca.key -out rogue-ca.pem -subj /CN=rogue-ca -days 1
+leaf() {
+  openssl req -new $ec -keyout $1.key -out $1.csr -subj "/CN=$2"
+  printf "$3\nbasicConstraints=CA:FALSE\n" > $1.ext
+  openssl x509 -req -in $1.csr -CA $4.pem -CAkey $4.key -CAcreateserial -out $1.pem -days 1 -extfile $1.ext
+}
+leaf server 127.0.0.1 "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth" ca
+leaf client platform "extendedKeyUsage=clientAuth" ca
+leaf rogue platform "extendedKeyUsage=clientAuth" rogue-ca
+"#;
+    let out = Command::new("sh")
+        .args(["-c", script])
+        .current_dir(dir)
+        .output()
+        .expect("sh and openssl (scripts/install-test-deps installs openssl)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// `curl` over HTTPS trusting the test CA, with `extra` arguments; (exit code, body).
+fn curl_tls(dir: &Path, url: &str, extra: &[&str]) -> (i32, String) {
+    let out = Command::new("curl")
+        .args(["-sS", "--max-time", "20", "--cacert"])
+        .arg(dir.join("ca.pem"))
+        .args(extra)
+        .arg(url)
+        .current_dir(dir)
+        .output()
+        .expect("curl (scripts/install-test-deps installs it)");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+    )
+}
+
+/// `serve --tls-*`: HTTPS with the server's certificate, and with a client CA only the
+/// clients it certified get through the handshake; the key still decides the caller.
+#[test]
+fn over_mutual_tls_only_certified_clients_reach_the_api() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    tls_material(dir);
+    let config = common::example_config(dir, |t| t);
+    let state = dir.join("state");
+    let analyst = create_key(
+        &config,
+        &state,
+        &["--agent", "analyst-1", "--tenant", "acme"],
+    );
+    let file = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    let (cert, key, ca) = (file("server.pem"), file("server.key"), file("ca.pem"));
+    let server = Server::start_with(
+        &config,
+        &state,
+        &[
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+            &key,
+            "--tls-client-ca",
+            &ca,
+        ],
+    );
+    let url = |path: &str| format!("https://{}{path}", server.addr);
+    let client = ["--cert", "client.pem", "--key", "client.key"];
+    let (code, body) = curl_tls(dir, &url("/healthz"), &client);
+    assert_eq!((code, body.as_str()), (0, "{\"status\":\"ok\"}"));
+    let bearer = format!("Authorization: Bearer {analyst}");
+    let run = [
+        &client[..],
+        &[
+            "-H",
+            &bearer,
+            "-H",
+            "Content-Type: application/json",
+            "-d",
+            r#"{"language": "python", "code": "print('{\"n\": 1}')"}"#,
+        ],
+    ]
+    .concat();
+    let (code, body) = curl_tls(dir, &url("/v1/runs"), &run);
+    assert_eq!(code, 0, "{body}");
+    let report: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(report["status"], "ok", "{report}");
+    // A certificate alone runs nothing.
+    let (_, body) = curl_tls(dir, &url("/v1/runs"), &[&client[..], &run[6..]].concat());
+    assert!(body.contains("unauthorized"), "{body}");
+    // No certificate, or one another CA issued: refused in the handshake (curl exit 35 or
+    // 56), no HTTP at all.
+    for extra in [&[][..], &["--cert", "rogue.pem", "--key", "rogue.key"][..]] {
+        let (code, body) = curl_tls(dir, &url("/healthz"), extra);
+        assert!(code != 0 && body.is_empty(), "{extra:?}: {code} {body}");
+    }
+    // Plain HTTP to the TLS port gets no HTTP answer.
+    let out = Command::new("curl")
+        .args(["-s", "--max-time", "10"])
+        .arg(format!("http://{}/healthz", server.addr))
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains("ok"),
+        "{out:?}"
+    );
+    drop(server);
+
+    // Without a client CA: HTTPS for any client; the server's key must fit its certificate.
+    let server = Server::start_with(&config, &state, &["--tls-cert", &cert, "--tls-key", &key]);
+    let (code, body) = curl_tls(dir, &format!("https://{}/healthz", server.addr), &[]);
+    assert_eq!((code, body.as_str()), (0, "{\"status\":\"ok\"}"));
+    let out = Command::new(bin())
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--tls-cert",
+            &cert,
+            "--tls-key",
+        ])
+        .arg(dir.join("client.key"))
+        .arg("--config")
+        .arg(&config)
+        .arg("--state-dir")
+        .arg(&state)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("does not fit the certificate"),
+        "{err}"
+    );
+}
+
 #[test]
 fn sigterm_drains_then_cancels_the_runs_left_and_audits_them() {
     let tmp = tempfile::tempdir().unwrap();

@@ -34,9 +34,10 @@ pub mod session_tools;
 pub mod sessions;
 pub mod state;
 pub mod tarball;
+pub mod tls;
 
 pub use app::router;
-pub use serve::{Listen, serve};
+pub use serve::{Listen, serve, serve_tls};
 pub use state::{ServerState, Settings};
 
 use skillgate_core::{Caller, RequestId};

@@ -39,6 +39,17 @@ pub async fn serve(
     drain: Duration,
     ready: impl FnOnce(&str),
 ) -> Result<(), String> {
+    serve_tls(state, listen, None, drain, ready).await
+}
+
+/// [`serve`], over TLS with `tls` (see [`crate::tls`]): TCP only.
+pub async fn serve_tls(
+    state: Arc<ServerState>,
+    listen: Listen,
+    tls: Option<Arc<rustls::ServerConfig>>,
+    drain: Duration,
+    ready: impl FnOnce(&str),
+) -> Result<(), String> {
     let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
     let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
     let mut hup = signal(SignalKind::hangup()).map_err(|e| e.to_string())?;
@@ -55,7 +66,20 @@ pub async fn serve(
                 .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
             let bound = l.local_addr().map_err(|e| e.to_string())?;
             ready(&bound.to_string());
-            tokio::spawn(async move { axum::serve(l, app).with_graceful_shutdown(stopped).await })
+            match tls {
+                Some(config) => {
+                    let l = crate::tls::TlsListener::new(l, config).map_err(|e| e.to_string())?;
+                    tokio::spawn(async move {
+                        axum::serve(l, app).with_graceful_shutdown(stopped).await
+                    })
+                }
+                None => tokio::spawn(async move {
+                    axum::serve(l, app).with_graceful_shutdown(stopped).await
+                }),
+            }
+        }
+        Listen::Unix(_) if tls.is_some() => {
+            return Err("TLS is for a TCP address, not a unix socket (whose file permissions decide who connects)".into());
         }
         Listen::Unix(path) => {
             // A socket left by an earlier server would refuse the bind.

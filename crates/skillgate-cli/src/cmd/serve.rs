@@ -56,6 +56,17 @@ pub(crate) struct ServeArgs {
     /// The largest upload into a session's workspace, e.g. `64MiB`; over it, 413.
     #[arg(long, value_name = "SIZE", default_value = "64MiB", value_parser = skillgate::units::parse_size)]
     session_upload_limit: u64,
+    /// Serve HTTPS with this certificate chain (PEM, the server's own first). Needs
+    /// --tls-key; TCP addresses only.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Mutual TLS: refuse, during the handshake, every client without a certificate these
+    /// CA certificates (PEM) issued. The request's key or JWT still decides the caller.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_client_ca: Option<PathBuf>,
     /// Also accept JSON Web Tokens as credentials (`Authorization: Bearer JWT`), verified
     /// with this key: the HMAC secret for HS algorithms (at least 32 bytes), else the
     /// issuer's public key in PEM. The token's `sub`, `tenant`, `role` and `groups` claims
@@ -129,9 +140,21 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, UsageError> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    rt.block_on(skillgate_server::serve(
+    let tls = match (args.tls_cert, args.tls_key) {
+        (Some(cert), Some(key)) => Some(
+            skillgate_server::tls::TlsFiles {
+                cert,
+                key,
+                client_ca: args.tls_client_ca,
+            }
+            .server_config()?,
+        ),
+        _ => None,
+    };
+    rt.block_on(skillgate_server::serve_tls(
         Arc::new(state),
         args.listen,
+        tls,
         args.drain,
         |addr| {
             // The first line of stdout: scripts and tests read the bound address here.

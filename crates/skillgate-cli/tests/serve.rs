@@ -1049,6 +1049,85 @@ fn jwts_signed_by_the_configured_issuer_authenticate_callers() {
     );
 }
 
+/// `--jwt-key` naming a JWK set: tokens are verified by their `kid`, and a reload (the
+/// admin call; SIGHUP does the same) reads the rotated set, after which a retired key's
+/// tokens are refused; a set that no longer loads is refused and the keys in use stay.
+#[test]
+fn a_reload_reads_the_identity_providers_rotated_keys() {
+    use base64::Engine as _;
+    use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
+    let tmp = tempfile::tempdir().unwrap();
+    let config = common::example_config(tmp.path(), |t| t);
+    let state = tmp.path().join("state");
+    let jwks = tmp.path().join("jwks.json");
+    let (old, new) = (
+        &b"the retiring secret, thirty-two bytes long"[..],
+        &b"the new secret, also thirty-two bytes long"[..],
+    );
+    let oct = |kid: &str, secret: &[u8]| {
+        serde_json::json!({"kty": "oct", "kid": kid, "alg": "HS256",
+            "k": base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(secret)})
+    };
+    let publish = |keys: Vec<serde_json::Value>| {
+        std::fs::write(&jwks, serde_json::json!({ "keys": keys }).to_string()).unwrap()
+    };
+    publish(vec![oct("2026-11", old), oct("2026-12", new)]);
+    let server = Server::start_with(
+        &config,
+        &state,
+        &[
+            "--jwt-key",
+            jwks.to_str().unwrap(),
+            "--jwt-alg",
+            "HS256",
+            "--jwt-issuer",
+            "https://idp.test",
+            "--jwt-audience",
+            "skillgate",
+        ],
+    );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let token = |kid: &str, secret: &[u8], role: &str, sub: &str| {
+        let mut header = Header::new(Algorithm::HS256);
+        header.kid = Some(kid.into());
+        let claims = serde_json::json!({"sub": sub, "tenant": "acme", "role": role,
+            "iss": "https://idp.test", "aud": "skillgate", "exp": now + 300});
+        encode(&header, &claims, &EncodingKey::from_secret(secret)).unwrap()
+    };
+    let (old_agent, new_agent) = (
+        token("2026-11", old, "agent", "analyst-1"),
+        token("2026-12", new, "agent", "analyst-1"),
+    );
+    let operator = token("2026-12", new, "operator", "oncall");
+    let script = serde_json::json!({"language": "python", "code": "print(1)"});
+    let status = |key: &str| server.json("POST", "/v1/runs", Some(key), script.clone()).0;
+    assert_eq!((status(&old_agent), status(&new_agent)), (200, 200));
+
+    publish(vec![oct("2026-12", new)]);
+    let reload = || {
+        server.json(
+            "POST",
+            "/v1/admin/reload",
+            Some(&operator),
+            serde_json::json!({}),
+        )
+    };
+    assert_eq!(reload().0, 200);
+    assert_eq!((status(&old_agent), status(&new_agent)), (401, 200));
+
+    std::fs::write(&jwks, "{broken").unwrap();
+    let (code, e) = reload();
+    assert_eq!(code, 422, "{e}");
+    assert!(
+        e["error"]["message"].as_str().unwrap().contains("JWT"),
+        "{e}"
+    );
+    assert_eq!(status(&new_agent), 200, "the keys in use stay");
+}
+
 /// A test CA, a server certificate for 127.0.0.1 and a client certificate it issued, and a
 /// client certificate another CA issued (`rogue`), made by `openssl` in `dir`.
 fn tls_material(dir: &Path) {

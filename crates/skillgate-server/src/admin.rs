@@ -41,7 +41,7 @@ async fn reload(
     Extension(principal): Extension<Principal>,
 ) -> Result<Json<serde_json::Value>, ApiError> {
     require_operator(&principal, "reloading")?;
-    match state.rebuild().await {
+    match state.reload().await {
         Ok(notices) => {
             tracing::info!(by = %principal.caller.agent_id, "reloaded the configuration");
             Ok(Json(

@@ -51,7 +51,7 @@ pub(crate) async fn authenticate(
             .unwrap_or_else(|e| Err(AuthFailure::Store(e.to_string())))
         }
         // A signature check and a lookup in the entities: no I/O, so on this thread.
-        Ok(Credential::Token(token)) => match state.jwt() {
+        Ok(Credential::Token(token)) => match state.jwt().as_deref() {
             Some(verifier) => {
                 let engine = state.engine();
                 verifier.authenticate(token, |role, who, tenant| {

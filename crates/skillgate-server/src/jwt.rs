@@ -29,18 +29,34 @@ pub const MIN_HMAC_SECRET: usize = 32;
 /// Clock skew allowed on `exp` and `nbf`, in seconds.
 pub const LEEWAY_SECS: u64 = 60;
 
-/// Verifies callers' tokens with one key, one algorithm, one issuer and one audience.
-pub struct JwtVerifier {
-    key: DecodingKey,
-    validation: Validation,
+/// Where a verifier's key comes from, to read it again on reload.
+#[derive(Debug, Clone)]
+struct Source {
+    algorithm: Algorithm,
+    key_file: std::path::PathBuf,
     issuer: String,
+    audience: String,
+}
+
+/// The verification keys: one (a secret or a PEM public key), or a JWK set whose keys
+/// are chosen by the token's `kid`.
+enum Keys {
+    One(DecodingKey),
+    Set(Vec<(Option<String>, DecodingKey)>),
+}
+
+/// Verifies callers' tokens with one key (or a JWK set), one algorithm, one issuer and
+/// one audience.
+pub struct JwtVerifier {
+    keys: Keys,
+    validation: Validation,
+    source: Source,
 }
 
 impl std::fmt::Debug for JwtVerifier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("JwtVerifier")
-            .field("algorithm", &self.validation.algorithms)
-            .field("issuer", &self.issuer)
+            .field("source", &self.source)
             .finish_non_exhaustive()
     }
 }
@@ -67,9 +83,11 @@ pub fn parse_algorithm(name: &str) -> Result<Algorithm, String> {
 }
 
 impl JwtVerifier {
-    /// A verifier with the key in `key_file`: for HS algorithms the secret (the file's
-    /// bytes, one trailing newline removed; at least [`MIN_HMAC_SECRET`] bytes), else the
-    /// public key in PEM. Errors name the file and what is wrong.
+    /// A verifier with the key in `key_file`: a JWK set (JSON, `{"keys": [...]}`: the
+    /// identity provider's published keys, chosen by the token's `kid`, each of the
+    /// configured algorithm), or for HS algorithms the secret (the file's bytes, one
+    /// trailing newline removed; at least [`MIN_HMAC_SECRET`] bytes), else the public key
+    /// in PEM. Errors name the file and what is wrong.
     ///
     /// ```
     /// use skillgate_server::jwt::JwtVerifier;
@@ -88,32 +106,10 @@ impl JwtVerifier {
     ) -> Result<JwtVerifier, String> {
         let bytes = std::fs::read(key_file)
             .map_err(|e| format!("cannot read the JWT key {}: {e}", key_file.display()))?;
-        let bad = |e: jsonwebtoken::errors::Error| {
-            format!(
-                "the JWT key {} is not a {algorithm:?} public key in PEM: {e}",
-                key_file.display()
-            )
-        };
-        let key = match algorithm {
-            Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512 => {
-                let secret = bytes.strip_suffix(b"\n").unwrap_or(&bytes);
-                if secret.len() < MIN_HMAC_SECRET {
-                    return Err(format!(
-                        "the JWT secret {} has {} bytes: an HMAC secret needs at least {MIN_HMAC_SECRET} bytes",
-                        key_file.display(),
-                        secret.len()
-                    ));
-                }
-                DecodingKey::from_secret(secret)
-            }
-            Algorithm::RS256
-            | Algorithm::RS384
-            | Algorithm::RS512
-            | Algorithm::PS256
-            | Algorithm::PS384
-            | Algorithm::PS512 => DecodingKey::from_rsa_pem(&bytes).map_err(bad)?,
-            Algorithm::ES256 | Algorithm::ES384 => DecodingKey::from_ec_pem(&bytes).map_err(bad)?,
-            Algorithm::EdDSA => DecodingKey::from_ed_pem(&bytes).map_err(bad)?,
+        let keys = if bytes.trim_ascii_start().starts_with(b"{") {
+            Keys::Set(jwk_set(algorithm, key_file, &bytes)?)
+        } else {
+            Keys::One(one_key(algorithm, key_file, &bytes)?)
         };
         if issuer.is_empty() || audience.is_empty() {
             return Err("--jwt-issuer and --jwt-audience must not be empty".into());
@@ -125,9 +121,43 @@ impl JwtVerifier {
         validation.set_issuer(&[issuer]);
         validation.set_audience(&[audience]);
         Ok(JwtVerifier {
-            key,
+            keys,
             validation,
-            issuer: issuer.into(),
+            source: Source {
+                algorithm,
+                key_file: key_file.to_path_buf(),
+                issuer: issuer.into(),
+                audience: audience.into(),
+            },
+        })
+    }
+
+    /// The same verifier with its key file read again (an identity provider rotated its
+    /// keys): on SIGHUP and `POST /v1/admin/reload`.
+    pub fn reload(&self) -> Result<JwtVerifier, String> {
+        let s = &self.source;
+        JwtVerifier::from_file(s.algorithm, &s.key_file, &s.issuer, &s.audience)
+    }
+
+    /// The key that verifies `token`: the only one, or the JWK set's key of the token's
+    /// `kid` (a set of one key serves a token without `kid`).
+    fn key_for(&self, token: &str) -> Result<&DecodingKey, AuthFailure> {
+        let set = match &self.keys {
+            Keys::One(key) => return Ok(key),
+            Keys::Set(set) => set,
+        };
+        let header = jsonwebtoken::decode_header(token)
+            .map_err(|e| AuthFailure::BadToken(token_error(&e)))?;
+        let found = match header.kid.as_deref() {
+            Some(kid) => set.iter().find(|(k, _)| k.as_deref() == Some(kid)),
+            None if set.len() == 1 => set.first(),
+            None => None,
+        };
+        found.map(|(_, key)| key).ok_or_else(|| {
+            AuthFailure::BadToken(match header.kid {
+                Some(kid) => format!("no key `{}` in the key set", crate::error::elide(&kid)),
+                None => "the token names no key (`kid`) and the key set has several".into(),
+            })
         })
     }
 
@@ -138,12 +168,11 @@ impl JwtVerifier {
         token: &str,
         tenant_of: impl FnOnce(Role, &str, &str) -> Result<(), String>,
     ) -> Result<Principal, AuthFailure> {
-        let data = jsonwebtoken::decode::<Claims>(token, &self.key, &self.validation).map_err(
-            |e| match e.kind() {
+        let data = jsonwebtoken::decode::<Claims>(token, self.key_for(token)?, &self.validation)
+            .map_err(|e| match e.kind() {
                 ErrorKind::ExpiredSignature => AuthFailure::Expired,
                 _ => AuthFailure::BadToken(token_error(&e)),
-            },
-        )?;
+            })?;
         let claims = data.claims;
         let role = match claims.role.as_deref() {
             None | Some("agent") => Role::Agent,
@@ -171,6 +200,70 @@ impl JwtVerifier {
             key_id: id,
         })
     }
+}
+
+/// One key: an HMAC secret for HS algorithms, else a public key in PEM.
+fn one_key(algorithm: Algorithm, key_file: &Path, bytes: &[u8]) -> Result<DecodingKey, String> {
+    let bad = |e: jsonwebtoken::errors::Error| {
+        format!(
+            "the JWT key {} is not a {algorithm:?} public key in PEM (or a JWK set): {e}",
+            key_file.display()
+        )
+    };
+    Ok(match algorithm {
+        Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512 => {
+            let secret = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+            if secret.len() < MIN_HMAC_SECRET {
+                return Err(format!(
+                    "the JWT secret {} has {} bytes: an HMAC secret needs at least {MIN_HMAC_SECRET} bytes",
+                    key_file.display(),
+                    secret.len()
+                ));
+            }
+            DecodingKey::from_secret(secret)
+        }
+        Algorithm::RS256
+        | Algorithm::RS384
+        | Algorithm::RS512
+        | Algorithm::PS256
+        | Algorithm::PS384
+        | Algorithm::PS512 => DecodingKey::from_rsa_pem(bytes).map_err(bad)?,
+        Algorithm::ES256 | Algorithm::ES384 => DecodingKey::from_ec_pem(bytes).map_err(bad)?,
+        Algorithm::EdDSA => DecodingKey::from_ed_pem(bytes).map_err(bad)?,
+    })
+}
+
+/// The keys of a JWK set, with their ids. A key whose `alg` is another algorithm than the
+/// configured one is refused (naming it), as is a set without keys.
+fn jwk_set(
+    algorithm: Algorithm,
+    key_file: &Path,
+    bytes: &[u8],
+) -> Result<Vec<(Option<String>, DecodingKey)>, String> {
+    let file = key_file.display();
+    let set: jsonwebtoken::jwk::JwkSet = serde_json::from_slice(bytes)
+        .map_err(|e| format!("the JWK set {file} does not parse: {e}"))?;
+    if set.keys.is_empty() {
+        return Err(format!("the JWK set {file} has no key"));
+    }
+    set.keys
+        .iter()
+        .enumerate()
+        .map(|(i, jwk)| {
+            let kid = jwk.common.key_id.clone();
+            let name = kid.clone().unwrap_or_else(|| format!("#{}", i + 1));
+            if let Some(alg) = jwk.common.key_algorithm
+                && format!("{alg:?}") != format!("{algorithm:?}")
+            {
+                return Err(format!(
+                    "key {name} of the JWK set {file} is for {alg:?}, not the configured {algorithm:?}"
+                ));
+            }
+            let key = DecodingKey::from_jwk(jwk)
+                .map_err(|e| format!("key {name} of the JWK set {file}: {e}"))?;
+            Ok((kid, key))
+        })
+        .collect()
 }
 
 /// What is wrong with a token, without echoing it.
@@ -320,6 +413,72 @@ mod tests {
             err,
             AuthFailure::TenantMismatch("jwt:analyst-1".into(), "belongs to globex".into())
         );
+    }
+
+    fn oct(kid: &str, secret: &[u8], alg: &str) -> serde_json::Value {
+        use base64::Engine as _;
+        serde_json::json!({
+            "kty": "oct", "kid": kid, "alg": alg,
+            "k": base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(secret),
+        })
+    }
+
+    fn signed(kid: Option<&str>, secret: &[u8]) -> String {
+        let mut header = Header::new(Algorithm::HS256);
+        header.kid = kid.map(str::to_string);
+        encode(&header, &good(), &EncodingKey::from_secret(secret)).unwrap()
+    }
+
+    #[test]
+    fn a_jwk_set_chooses_the_key_by_kid_and_is_read_again_on_reload() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("jwks.json");
+        let (one, two) = (SECRET, &b"a second secret, thirty-two bytes or more"[..]);
+        let write = |keys: serde_json::Value| {
+            std::fs::write(&file, serde_json::json!({ "keys": keys }).to_string()).unwrap()
+        };
+        write(serde_json::json!([
+            oct("k1", one, "HS256"),
+            oct("k2", two, "HS256")
+        ]));
+        let v = JwtVerifier::from_file(Algorithm::HS256, &file, ISS, AUD).unwrap();
+        assert!(v.authenticate(&signed(Some("k1"), one), any_tenant).is_ok());
+        assert!(v.authenticate(&signed(Some("k2"), two), any_tenant).is_ok());
+        let refused = |t: String| match v.authenticate(&t, any_tenant).unwrap_err() {
+            AuthFailure::BadToken(why) => why,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(refused(signed(Some("k1"), two)), "bad signature");
+        assert!(refused(signed(Some("k9"), one)).contains("no key `k9`"));
+        assert!(refused(signed(None, one)).contains("names no key"));
+
+        // Rotated: k1 is gone. The loaded verifier keeps its keys; its reload has the new.
+        write(serde_json::json!([oct("k2", two, "HS256")]));
+        let rotated = v.reload().unwrap();
+        assert!(v.authenticate(&signed(Some("k1"), one), any_tenant).is_ok());
+        assert!(
+            rotated
+                .authenticate(&signed(Some("k1"), one), any_tenant)
+                .is_err()
+        );
+        // A set of one key serves a token without `kid`.
+        assert!(rotated.authenticate(&signed(None, two), any_tenant).is_ok());
+
+        for (keys, want) in [
+            (serde_json::json!([oct("k1", one, "HS512")]), "is for HS512"),
+            (serde_json::json!([]), "has no key"),
+            (serde_json::json!([{"kty": "oct"}]), "does not parse"),
+        ] {
+            write(keys);
+            let err = JwtVerifier::from_file(Algorithm::HS256, &file, ISS, AUD).unwrap_err();
+            assert!(
+                err.contains(want) && err.contains("jwks.json"),
+                "{err} / {want}"
+            );
+        }
+        std::fs::write(&file, "{not json").unwrap();
+        let err = v.reload().unwrap_err();
+        assert!(err.contains("does not parse"), "{err}");
     }
 
     #[test]

@@ -100,7 +100,7 @@ pub async fn serve_tls(
                 return r.map_err(|e| e.to_string())?.map_err(|e| e.to_string());
             }
             _ = hup.recv() => {
-                match state.rebuild().await {
+                match state.reload().await {
                     Ok(_) => tracing::info!("reloaded the configuration on SIGHUP"),
                     Err(e) => tracing::error!(error = %e, "SIGHUP: the new configuration is refused; the old one stays"),
                 }

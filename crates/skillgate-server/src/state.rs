@@ -57,8 +57,8 @@ pub struct ServerState {
     pub rate: crate::ratelimit::RateLimiter,
     /// The agents' sessions (`/v1/sessions`, the MCP `session_*` tools).
     sessions: Arc<crate::sessions::NativeSessions>,
-    /// Verifies JWTs sent as credentials; `None`: API keys only.
-    jwt: Option<Arc<crate::jwt::JwtVerifier>>,
+    /// Verifies JWTs sent as credentials; `None`: API keys only. Swapped on reload.
+    jwt: arc_swap::ArcSwapOption<crate::jwt::JwtVerifier>,
 }
 
 impl std::fmt::Debug for ServerState {
@@ -195,19 +195,19 @@ impl ServerState {
             ),
             rate: crate::ratelimit::RateLimiter::new(crate::ratelimit::DEFAULT_PER_MINUTE),
             sessions,
-            jwt: None,
+            jwt: arc_swap::ArcSwapOption::empty(),
         })
     }
 
     /// Accepts JWTs that `verifier` verifies as credentials, beside the API keys.
-    pub fn with_jwt(mut self, verifier: crate::jwt::JwtVerifier) -> ServerState {
-        self.jwt = Some(Arc::new(verifier));
+    pub fn with_jwt(self, verifier: crate::jwt::JwtVerifier) -> ServerState {
+        self.jwt.store(Some(Arc::new(verifier)));
         self
     }
 
     /// The JWT verifier, when the server accepts tokens.
-    pub fn jwt(&self) -> Option<&crate::jwt::JwtVerifier> {
-        self.jwt.as_deref()
+    pub fn jwt(&self) -> Option<Arc<crate::jwt::JwtVerifier>> {
+        self.jwt.load_full()
     }
 
     /// Sets how sessions behave (the lock wait, the upload and download caps, ...);
@@ -263,6 +263,22 @@ impl ServerState {
     /// The monitor's state (where refused credentials are audited).
     pub fn monitor(&self) -> &Arc<dyn skillgate_monitor::MonitorState> {
         &self.monitor
+    }
+
+    /// What SIGHUP and `POST /v1/admin/reload` do: the JWT keys read again (an identity
+    /// provider's rotation) and the engine rebuilt; either failing keeps both as they were.
+    pub async fn reload(self: &Arc<Self>) -> Result<Vec<String>, String> {
+        let jwt = match self.jwt() {
+            Some(v) => Some(Arc::new(
+                v.reload().map_err(|e| format!("the JWT keys: {e}"))?,
+            )),
+            None => None,
+        };
+        let notices = self.rebuild().await?;
+        if jwt.is_some() {
+            self.jwt.store(jwt);
+        }
+        Ok(notices)
     }
 
     /// Rebuilds the engine from the config file and the registry, and swaps it in. A

@@ -69,8 +69,10 @@ pub(crate) struct ServeArgs {
     tls_client_ca: Option<PathBuf>,
     /// Also accept JSON Web Tokens as credentials (`Authorization: Bearer JWT`), verified
     /// with this key: the HMAC secret for HS algorithms (at least 32 bytes), else the
-    /// issuer's public key in PEM. The token's `sub`, `tenant`, `role` and `groups` claims
-    /// decide the caller; `exp` is required. Needs --jwt-alg, --jwt-issuer, --jwt-audience.
+    /// issuer's public key in PEM; or the issuer's JWK set (`{"keys": [...]}`, chosen by the
+    /// token's `kid`; read again on SIGHUP). The token's `sub`, `tenant`, `role` and
+    /// `groups` claims decide the caller; `exp` is required. Needs --jwt-alg, --jwt-issuer,
+    /// --jwt-audience.
     #[arg(long, value_name = "FILE", requires_all = ["jwt_alg", "jwt_issuer", "jwt_audience"])]
     jwt_key: Option<PathBuf>,
     /// The one algorithm tokens are signed with: HS256, RS256, PS256, ES256, EdDSA, ...

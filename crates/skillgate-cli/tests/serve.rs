@@ -1135,6 +1135,7 @@ fn tls_material(dir: &Path) {
 ec="-newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes"
 openssl req -x509 $ec -keyout ca.key -out ca.pem -subj /CN=test-ca -days 1
 openssl req -x509 $ec -keyout rogue-ca.key -out rogue-ca.pem -subj /CN=rogue-ca -days 1
+openssl req -x509 $ec -keyout ca2.key -out ca2.pem -subj /CN=renewed-ca -days 1
 leaf() {
   openssl req -new $ec -keyout $1.key -out $1.csr -subj "/CN=$2"
   printf "$3\nbasicConstraints=CA:FALSE\n" > $1.ext
@@ -1143,6 +1144,7 @@ leaf() {
 leaf server 127.0.0.1 "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth" ca
 leaf client platform "extendedKeyUsage=clientAuth" ca
 leaf rogue platform "extendedKeyUsage=clientAuth" rogue-ca
+leaf renewed 127.0.0.1 "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth" ca2
 "#;
     let out = Command::new("sh")
         .args(["-c", script])
@@ -1158,9 +1160,14 @@ leaf rogue platform "extendedKeyUsage=clientAuth" rogue-ca
 
 /// `curl` over HTTPS trusting the test CA, with `extra` arguments; (exit code, body).
 fn curl_tls(dir: &Path, url: &str, extra: &[&str]) -> (i32, String) {
+    curl_trusting(dir, "ca.pem", url, extra)
+}
+
+/// `curl` over HTTPS trusting the CA certificate `ca` of `dir`.
+fn curl_trusting(dir: &Path, ca: &str, url: &str, extra: &[&str]) -> (i32, String) {
     let out = Command::new("curl")
         .args(["-sS", "--max-time", "20", "--cacert"])
-        .arg(dir.join("ca.pem"))
+        .arg(dir.join(ca))
         .args(extra)
         .arg(url)
         .current_dir(dir)
@@ -1244,8 +1251,31 @@ fn over_mutual_tls_only_certified_clients_reach_the_api() {
 
     // Without a client CA: HTTPS for any client; the server's key must fit its certificate.
     let server = Server::start_with(&config, &state, &["--tls-cert", &cert, "--tls-key", &key]);
-    let (code, body) = curl_tls(dir, &format!("https://{}/healthz", server.addr), &[]);
+    let health = format!("https://{}/healthz", server.addr);
+    let (code, body) = curl_tls(dir, &health, &[]);
     assert_eq!((code, body.as_str()), (0, "{\"status\":\"ok\"}"));
+    // A renewed certificate (another CA's) is taken on SIGHUP, without a restart.
+    for ext in ["pem", "key"] {
+        std::fs::copy(
+            dir.join(format!("renewed.{ext}")),
+            dir.join(format!("server.{ext}")),
+        )
+        .unwrap();
+    }
+    signal(&server, "HUP");
+    let renewed = (0..100).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        curl_trusting(dir, "ca2.pem", &health, &[]).0 == 0
+    });
+    assert!(
+        renewed,
+        "the renewed certificate is not served after SIGHUP"
+    );
+    assert_ne!(
+        curl_tls(dir, &health, &[]).0,
+        0,
+        "the old CA still verifies"
+    );
     let out = Command::new(bin())
         .args([
             "serve",

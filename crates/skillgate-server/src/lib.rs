@@ -37,7 +37,7 @@ pub mod tarball;
 pub mod tls;
 
 pub use app::router;
-pub use serve::{Listen, serve, serve_tls};
+pub use serve::{Listen, serve};
 pub use state::{ServerState, Settings};
 
 use skillgate_core::{Caller, RequestId};

@@ -33,23 +33,14 @@ impl std::str::FromStr for Listen {
 
 /// Serves `state` on `listen` until SIGTERM or SIGINT, reloading on SIGHUP. `ready` is
 /// called with the address actually bound (a TCP port 0 resolved) once the server accepts.
+/// Over TLS when the state has a TLS configuration ([`ServerState::with_tls`]; TCP only).
 pub async fn serve(
     state: Arc<ServerState>,
     listen: Listen,
     drain: Duration,
     ready: impl FnOnce(&str),
 ) -> Result<(), String> {
-    serve_tls(state, listen, None, drain, ready).await
-}
-
-/// [`serve`], over TLS with `tls` (see [`crate::tls`]): TCP only.
-pub async fn serve_tls(
-    state: Arc<ServerState>,
-    listen: Listen,
-    tls: Option<Arc<rustls::ServerConfig>>,
-    drain: Duration,
-    ready: impl FnOnce(&str),
-) -> Result<(), String> {
+    let tls = state.tls_config();
     let mut term = signal(SignalKind::terminate()).map_err(|e| e.to_string())?;
     let mut int = signal(SignalKind::interrupt()).map_err(|e| e.to_string())?;
     let mut hup = signal(SignalKind::hangup()).map_err(|e| e.to_string())?;

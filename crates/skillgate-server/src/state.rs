@@ -59,6 +59,9 @@ pub struct ServerState {
     sessions: Arc<crate::sessions::NativeSessions>,
     /// Verifies JWTs sent as credentials; `None`: API keys only. Swapped on reload.
     jwt: arc_swap::ArcSwapOption<crate::jwt::JwtVerifier>,
+    /// HTTPS: where the certificate and keys are, and the configuration in use (swapped on
+    /// reload); `None`: plain HTTP.
+    tls: Option<(crate::tls::TlsFiles, crate::tls::SharedConfig)>,
 }
 
 impl std::fmt::Debug for ServerState {
@@ -196,6 +199,7 @@ impl ServerState {
             rate: crate::ratelimit::RateLimiter::new(crate::ratelimit::DEFAULT_PER_MINUTE),
             sessions,
             jwt: arc_swap::ArcSwapOption::empty(),
+            tls: None,
         })
     }
 
@@ -203,6 +207,19 @@ impl ServerState {
     pub fn with_jwt(self, verifier: crate::jwt::JwtVerifier) -> ServerState {
         self.jwt.store(Some(Arc::new(verifier)));
         self
+    }
+
+    /// Serves HTTPS with the certificate and key of `files` (and client certificates,
+    /// with a client CA); the files are read again on reload. Errors name the file.
+    pub fn with_tls(mut self, files: crate::tls::TlsFiles) -> Result<ServerState, String> {
+        let config = files.server_config()?;
+        self.tls = Some((files, Arc::new(ArcSwap::new(config))));
+        Ok(self)
+    }
+
+    /// The TLS configuration in use, when the server serves HTTPS.
+    pub fn tls_config(&self) -> Option<crate::tls::SharedConfig> {
+        self.tls.as_ref().map(|(_, c)| c.clone())
     }
 
     /// The JWT verifier, when the server accepts tokens.
@@ -265,8 +282,9 @@ impl ServerState {
         &self.monitor
     }
 
-    /// What SIGHUP and `POST /v1/admin/reload` do: the JWT keys read again (an identity
-    /// provider's rotation) and the engine rebuilt; either failing keeps both as they were.
+    /// What SIGHUP and `POST /v1/admin/reload` do: the JWT keys and the TLS certificate
+    /// read again (an identity provider's rotation, a renewed certificate) and the engine
+    /// rebuilt; any of them failing keeps all of them as they were.
     pub async fn reload(self: &Arc<Self>) -> Result<Vec<String>, String> {
         let jwt = match self.jwt() {
             Some(v) => Some(Arc::new(
@@ -274,9 +292,16 @@ impl ServerState {
             )),
             None => None,
         };
+        let tls = match &self.tls {
+            Some((files, _)) => Some(files.server_config()?),
+            None => None,
+        };
         let notices = self.rebuild().await?;
         if jwt.is_some() {
             self.jwt.store(jwt);
+        }
+        if let (Some(config), Some((_, shared))) = (tls, &self.tls) {
+            shared.store(config);
         }
         Ok(notices)
     }

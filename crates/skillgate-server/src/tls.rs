@@ -93,6 +93,10 @@ impl TlsFiles {
     }
 }
 
+/// The TLS configuration in use, swapped whole on reload (a renewed certificate): each
+/// new connection takes the one in use when it arrives.
+pub type SharedConfig = Arc<arc_swap::ArcSwap<ServerConfig>>;
+
 /// A TCP listener whose connections are TLS streams, handshaken already.
 #[derive(Debug)]
 pub struct TlsListener {
@@ -105,10 +109,9 @@ impl TlsListener {
     /// Accepts on `tcp` and hands out the connections whose handshake with `config`
     /// succeeded; the others are logged (at debug level: scanners and plain-HTTP clients
     /// are common) and closed.
-    pub fn new(tcp: TcpListener, config: Arc<ServerConfig>) -> std::io::Result<TlsListener> {
+    pub fn new(tcp: TcpListener, config: SharedConfig) -> std::io::Result<TlsListener> {
         let local = tcp.local_addr()?;
         let (tx, ready) = mpsc::channel(MAX_HANDSHAKES);
-        let acceptor = TlsAcceptor::from(config);
         let slots = Arc::new(Semaphore::new(MAX_HANDSHAKES));
         let acceptor = tokio::spawn(async move {
             loop {
@@ -123,7 +126,7 @@ impl TlsListener {
                         continue;
                     }
                 };
-                let (acceptor, tx) = (acceptor.clone(), tx.clone());
+                let (acceptor, tx) = (TlsAcceptor::from(config.load_full()), tx.clone());
                 tokio::spawn(async move {
                     let _slot = slot;
                     match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {

@@ -135,6 +135,14 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, UsageError> {
         ),
         _ => state,
     };
+    let state = match (args.tls_cert, args.tls_key) {
+        (Some(cert), Some(key)) => state.with_tls(skillgate_server::tls::TlsFiles {
+            cert,
+            key,
+            client_ca: args.tls_client_ca,
+        })?,
+        _ => state,
+    };
     for notice in state.engine().notices() {
         tracing::warn!(notice = %notice, "engine");
     }
@@ -142,21 +150,9 @@ pub(crate) fn run(args: ServeArgs) -> Result<ExitCode, UsageError> {
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
-    let tls = match (args.tls_cert, args.tls_key) {
-        (Some(cert), Some(key)) => Some(
-            skillgate_server::tls::TlsFiles {
-                cert,
-                key,
-                client_ca: args.tls_client_ca,
-            }
-            .server_config()?,
-        ),
-        _ => None,
-    };
-    rt.block_on(skillgate_server::serve_tls(
+    rt.block_on(skillgate_server::serve(
         Arc::new(state),
         args.listen,
-        tls,
         args.drain,
         |addr| {
             // The first line of stdout: scripts and tests read the bound address here.

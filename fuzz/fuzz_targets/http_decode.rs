@@ -1,6 +1,7 @@
 //! The HTTP API's request decoding (`skillgate-server`), on what a client controls: the
 //! first byte picks the decoder, the rest is the input.
-//! - 0: an `Authorization` header value (`keys::bearer`);
+//! - 0: an `Authorization` header value (`keys::bearer`; a token is given to a JWT
+//!   verifier, which must refuse it: the fuzzer does not know the secret);
 //! - 1: a run body with a `Content-Type` line first (`protect::json_body` into
 //!   `SkillRunBody`);
 //! - 2: a bare-script run body likewise (`ScriptRunBody`, then `runs::language` and
@@ -9,6 +10,7 @@
 //! - 4: a file list (see `skillgate_fuzz::files`) packed as a `.tar.gz` by the harness and
 //!   published through `registry::unpack_and_load` (tar reading, path checks, the
 //!   skill-folder loader).
+//!
 //! Every decoder answers a value or an error with a 4xx status (5xx only for the
 //! server's own I/O), never a panic. Seeds: `corpora/fuzz/http_decode/`.
 #![no_main]
@@ -19,6 +21,20 @@ use skillgate_server::protect::{Limits, json_body};
 use skillgate_server::runs::{ScriptRunBody, SkillRunBody, language, script};
 use skillgate_server::{keys, registry, tarball};
 use std::sync::OnceLock;
+
+/// A verifier of HS256 tokens with a secret no input knows.
+fn jwt() -> &'static skillgate_server::jwt::JwtVerifier {
+    static JWT: OnceLock<skillgate_server::jwt::JwtVerifier> = OnceLock::new();
+    JWT.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("http-decode-jwt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary folder");
+        let file = dir.join("secret");
+        std::fs::write(&file, "a secret the fuzzer cannot guess, 32+ bytes").expect("written");
+        let alg = skillgate_server::jwt::Algorithm::HS256;
+        skillgate_server::jwt::JwtVerifier::from_file(alg, &file, "https://idp", "skillgate")
+            .expect("the verifier")
+    })
+}
 
 fn runtime() -> &'static tokio::runtime::Runtime {
     static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
@@ -58,8 +74,19 @@ fuzz_target!(|data: &[u8]| {
     let limits = Limits::default();
     match which % 5 {
         0 => {
-            if let Ok(key) = keys::bearer(Some(rest)) {
-                assert!(rest.len() <= 256 && std::str::from_utf8(rest).unwrap().contains(key));
+            match keys::bearer(Some(rest)) {
+                Ok(keys::Credential::Key(key)) => {
+                    assert!(key.starts_with(keys::KEY_PREFIX));
+                    assert!(rest.len() <= 8192 && std::str::from_utf8(rest).unwrap().contains(key));
+                }
+                Ok(keys::Credential::Token(token)) => {
+                    assert!(
+                        rest.len() <= 8192 && std::str::from_utf8(rest).unwrap().contains(token)
+                    );
+                    // A token that verifies would need the secret: any other is refused.
+                    assert!(jwt().authenticate(token, |_, _, _| Ok(())).is_err());
+                }
+                Err(_) => {}
             }
         }
         1 => {

@@ -930,6 +930,34 @@ fn rsa_key_pair(dir: &Path) -> (Vec<u8>, PathBuf) {
     (std::fs::read(&private).unwrap(), public)
 }
 
+/// A server accepting JWTs of issuer `https://idp.test` for audience `skillgate`, signed
+/// with `alg` and verified with the key (or JWK set) in `key`.
+fn jwt_server(config: &Path, state: &Path, key: &Path, alg: &str) -> Server {
+    let key = key.to_str().unwrap();
+    Server::start_with(
+        config,
+        state,
+        &[
+            "--jwt-key",
+            key,
+            "--jwt-alg",
+            alg,
+            "--jwt-issuer",
+            "https://idp.test",
+            "--jwt-audience",
+            "skillgate",
+        ],
+    )
+}
+
+/// Seconds since the Unix epoch (a token's `exp`).
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
 /// `serve --jwt-*`: a token the identity provider signed decides the caller as a key
 /// does (runs, roles, the entities' tenant); an expired, forged or mis-signed one is
 /// 401 and audited with its reason; a server started without a verifier refuses tokens.
@@ -940,24 +968,8 @@ fn jwts_signed_by_the_configured_issuer_authenticate_callers() {
     let config = common::example_config(tmp.path(), |t| t);
     let state = tmp.path().join("state");
     let (private, public) = rsa_key_pair(tmp.path());
-    let server = Server::start_with(
-        &config,
-        &state,
-        &[
-            "--jwt-key",
-            public.to_str().unwrap(),
-            "--jwt-alg",
-            "RS256",
-            "--jwt-issuer",
-            "https://idp.test",
-            "--jwt-audience",
-            "skillgate",
-        ],
-    );
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
+    let server = jwt_server(&config, &state, &public, "RS256");
+    let now = unix_now();
     let claims = |sub: &str, tenant: &str, extra: serde_json::Value| {
         let mut c = serde_json::json!({
             "sub": sub, "tenant": tenant, "iss": "https://idp.test", "aud": "skillgate",
@@ -1072,24 +1084,8 @@ fn a_reload_reads_the_identity_providers_rotated_keys() {
         std::fs::write(&jwks, serde_json::json!({ "keys": keys }).to_string()).unwrap()
     };
     publish(vec![oct("2026-11", old), oct("2026-12", new)]);
-    let server = Server::start_with(
-        &config,
-        &state,
-        &[
-            "--jwt-key",
-            jwks.to_str().unwrap(),
-            "--jwt-alg",
-            "HS256",
-            "--jwt-issuer",
-            "https://idp.test",
-            "--jwt-audience",
-            "skillgate",
-        ],
-    );
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
+    let server = jwt_server(&config, &state, &jwks, "HS256");
+    let now = unix_now();
     let token = |kid: &str, secret: &[u8], role: &str, sub: &str| {
         let mut header = Header::new(Algorithm::HS256);
         header.kid = Some(kid.into());

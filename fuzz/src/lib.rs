@@ -30,21 +30,9 @@ pub mod prescan {
 /// to the pre-scan's owners: `(rule of the base program, or "*" for any, rewrite label)`.
 /// A variant applying one of them to such a base is not reported again, so the target
 /// (and the CI smoke) stops only at a new kind of miss. Remove an entry once its rule
-/// catches it.
-pub const KNOWN_PRESCAN_MISSES: &[(&str, &str)] = &[
-    // `Object.getOwnPropertyDescriptor(o, 'kill').value(...)`: the property is not resolved.
-    ("*", "js.prop.descriptor"),
-    // `Object.entries(o).find(([k]) => k === 'kill')[1](...)`.
-    ("*", "js.prop.entries"),
-    // A credential file path passed to a function aliased through `[f].map(...)` or
-    // `f.bind(null)(...)` / `{'k': open}['k'](...)`, `(lambda f: f(p))(open)`,
-    // `functools.partial(open, p)()`: the path is not tied to the call.
-    ("js.files.credentials", "js.call.array-map"),
-    ("js.files.credentials", "js.call.bind"),
-    ("py.files.credentials", "py.call.dict"),
-    ("py.files.credentials", "py.call.lambda-arg"),
-    ("py.files.credentials", "py.call.partial"),
-];
+/// catches it. Empty since the ten misses of the first walk (`docs/FUZZING.md`) were
+/// fixed in the pre-scan.
+pub const KNOWN_PRESCAN_MISSES: &[(&str, &str)] = &[];
 
 /// Whether `rewrites` of a base program of `rule` include a known miss.
 pub fn known_miss(rule: &str, rewrites: &[String]) -> bool {
@@ -135,18 +123,27 @@ mod tests {
         }
         assert!(
             missed.is_empty(),
-            "{} misses, the first: {}",
+            "{} misses, the first ones:\n{}",
             missed.len(),
-            missed[0]
+            missed[..missed.len().min(5)].join("\n\n")
         );
     }
 
+    /// The rewrites of the ten misses the first walk found are fixed in the pre-scan: no
+    /// variant applying them is excused any more (the walk above checks they are blocked).
     #[test]
-    fn known_misses_are_scoped_to_their_rule() {
+    fn the_fixed_misses_are_not_excused() {
         let r = |s: &str| vec![s.to_string()];
-        assert!(known_miss("js.process.signal", &r("js.prop.descriptor")));
-        assert!(known_miss("py.files.credentials", &r("py.call.partial")));
-        assert!(!known_miss("py.process.os-exec", &r("py.call.partial")));
-        assert!(!known_miss("py.files.credentials", &r("py.call.assign")));
+        for (rule, label) in [
+            ("js.process.signal", "js.prop.descriptor"),
+            ("js.dynamic.eval", "js.prop.entries"),
+            ("js.files.credentials", "js.call.array-map"),
+            ("js.files.credentials", "js.call.bind"),
+            ("py.files.credentials", "py.call.dict"),
+            ("py.files.credentials", "py.call.lambda-arg"),
+            ("py.files.credentials", "py.call.partial"),
+        ] {
+            assert!(!known_miss(rule, &r(label)), "{rule} {label}");
+        }
     }
 }

@@ -75,6 +75,17 @@ pub(crate) struct Ctx<'s> {
     /// Facts that read a free name as a module, with those names: kept at the end of the
     /// pass only when the file binds none of them.
     tentative: Vec<(Vec<String>, Fact)>,
+    /// A file operation was used as a value (passed, stored, bound: `(lambda f: f(p))(open)`,
+    /// `{'k': open}`, `[fs.readFileSync]`, `fs.readFileSync.bind(null)`): any call whose
+    /// callee the fold cannot name may be that operation.
+    reader_as_value: bool,
+    /// The `path:` facts of such calls (a constant first argument), kept at the end of the
+    /// pass when [`reader_as_value`](Self::reader_as_value) is set.
+    opaque_paths: Vec<Fact>,
+    /// Facts about a member of a name, kept at the end of the pass when the name's first
+    /// segment is a module the file imports (anywhere: `require('fs')[k]` is visited
+    /// before the `require` inside it).
+    module_facts: Vec<(String, Fact)>,
 }
 
 /// Which names a semantic pass may read as a module when nothing in the file binds them
@@ -130,6 +141,68 @@ impl<'s> Ctx<'s> {
             free_used: RefCell::default(),
             bound: HashMap::new(),
             tentative: Vec::new(),
+            reader_as_value: false,
+            opaque_paths: Vec::new(),
+            module_facts: Vec::new(),
+        }
+    }
+
+    /// Notes that a file operation is used as a value somewhere in the file.
+    pub(crate) fn reader_as_value(&mut self) {
+        self.reader_as_value = true;
+    }
+
+    /// Records the constant first argument `path` of a call at `node` whose callee the
+    /// fold cannot name: a `path:` fact if a file operation is used as a value anywhere in
+    /// the file (see [`settle_deferred`](Self::settle_deferred)).
+    pub(crate) fn opaque_path(&mut self, path: &str, node: Node<'_>) {
+        if self.facts.len() + self.opaque_paths.len() >= MAX_FACTS {
+            self.overflow = true;
+            return;
+        }
+        self.opaque_paths.push(Fact {
+            name: format!("path:{path}"),
+            start: node.start_byte(),
+            end: node.end_byte(),
+        });
+    }
+
+    /// Records the fact `name` at `node`, kept if the file imports the module `root`
+    /// (see [`settle_deferred`](Self::settle_deferred)).
+    pub(crate) fn emit_if_imported(&mut self, root: &str, name: String, node: Node<'_>) {
+        if self.facts.len() + self.module_facts.len() >= MAX_FACTS {
+            self.overflow = true;
+            return;
+        }
+        let fact = Fact {
+            name,
+            start: node.start_byte(),
+            end: node.end_byte(),
+        };
+        self.module_facts.push((root.to_string(), fact));
+    }
+
+    /// Settles the facts that depend on the whole file: the paths of the calls of unnamed
+    /// callees, kept when a file operation was used as a value, and the facts about the
+    /// members of imported modules. Flow-insensitive, as the fold is: the order of the
+    /// use and of the import or the escape does not matter.
+    pub(crate) fn settle_deferred(&mut self) {
+        let mut kept = Vec::new();
+        if self.reader_as_value {
+            kept.append(&mut self.opaque_paths);
+        }
+        self.opaque_paths.clear();
+        for (root, fact) in std::mem::take(&mut self.module_facts) {
+            if self.imports.iter().any(|(m, _, _)| *m == root) {
+                kept.push(fact);
+            }
+        }
+        for fact in kept {
+            if self.facts.len() >= MAX_FACTS {
+                self.overflow = true;
+                return;
+            }
+            self.facts.push(fact);
         }
     }
 
@@ -351,6 +424,11 @@ pub(crate) const FILE_OPS: &[&str] = &[
     "statSync",
     "stat",
 ];
+
+/// Whether a qualified name is one of the [`FILE_OPS`] (its last segment).
+pub(crate) fn is_file_op(q: &str) -> bool {
+    FILE_OPS.contains(&last_segment(q))
+}
 
 /// The last dotted segment of a qualified name.
 pub(crate) fn last_segment(q: &str) -> &str {

@@ -3,7 +3,7 @@
 //! `atob`, `Buffer.from(.., 'base64'|'hex')`), identifier escapes, computed members,
 //! indirect eval, `constructor.constructor`, `createRequire`, `module.constructor._load`.
 use crate::decode;
-use crate::facts::{Ctx, FILE_OPS, binary_parts, last_segment, walk};
+use crate::facts::{Ctx, FILE_OPS, binary_parts, is_file_op, last_segment, walk};
 use crate::grammar::{Kinds, field_ids};
 use crate::value::{MAX_FOLD_DEPTH, Value};
 use skillgate_core::Language;
@@ -77,9 +77,11 @@ pub(crate) fn extract<'t>(
     max_depth: usize,
     ctx: &mut Ctx<'_>,
 ) -> Result<(), Node<'t>> {
-    walk(root, max_depth, |node, cursor, ancestors| {
+    let walked = walk(root, max_depth, |node, cursor, ancestors| {
         visit(node, cursor, ancestors, ctx)
-    })
+    });
+    ctx.settle_deferred();
+    walked
 }
 
 fn ident(ctx: &Ctx<'_>, node: Node<'_>) -> String {
@@ -144,7 +146,23 @@ fn visit(
                 ctx.bindings.insert(key, Value::Unknown);
             }
         }
-        "call_expression" => call(node, ctx),
+        "call_expression" => call(node, parent, ctx),
+        // `{...process}` copies every member: a computed member of each.
+        "spread_element" if parent.is_some_and(|p| KINDS.of(p) == "object") => {
+            if let Some(Value::Name(q)) = node.named_child(0).map(|e| fold(ctx, e, 0)) {
+                computed_member(ctx, &q, node);
+            }
+        }
+        // `with (o) { kill(1) }`: every name in the body may be a member of `o`.
+        "with_statement" => {
+            ctx.emit("with-statement", node);
+            if let Some(Value::Name(q)) = node
+                .child_by_field_id(FIELDS.object)
+                .map(|o| fold(ctx, o, 0))
+            {
+                computed_member(ctx, &q, node);
+            }
+        }
         "unary_expression" => {
             if let Some(a) = node.child_by_field_id(FIELDS.argument)
                 && is_empty_coercible(a)
@@ -205,7 +223,7 @@ fn visit(
                     Value::Int(_) => {}
                     _ => {
                         if let Value::Name(q) = fold(ctx, o, 0) {
-                            ctx.emit(format!("computed-member:{q}"), node);
+                            computed_member(ctx, &q, node);
                         }
                     }
                 }
@@ -282,8 +300,37 @@ fn member_name(ctx: &Ctx<'_>, node: Node<'_>) -> Option<String> {
     }
 }
 
+/// A member of `q` looked up by a key the fold cannot name (`o[k]`, or every member at
+/// once: `Object.entries(o)`): `computed-member:q`, and `module-member:q` when `q` is a
+/// module the file loads (`fs[k]`, `Object.values(require('fs'))`).
+fn computed_member(ctx: &mut Ctx<'_>, q: &str, node: Node<'_>) {
+    ctx.emit(format!("computed-member:{q}"), node);
+    let root = q.split('.').next().unwrap_or(q);
+    ctx.emit_if_imported(root, format!("module-member:{q}"), node);
+}
+
+/// Whether a reference is used as a value: anything but the callee of a call or of `new`,
+/// or the object of a member (`fs.readFileSync` in `[fs.readFileSync]`, `f(fs.readFileSync)`,
+/// `{ r: fs.readFileSync }`), except a member that rebinds it (`.bind`).
+fn used_as_value(ctx: &Ctx<'_>, node: Node<'_>, parent: Option<Node<'_>>) -> bool {
+    let Some(p) = parent else { return false };
+    match KINDS.of(p) {
+        "call_expression" => p.child_by_field_id(FIELDS.function) != Some(node),
+        "new_expression" => p.child_by_field_id(FIELDS.constructor) != Some(node),
+        "member_expression" | "subscript_expression" => {
+            p.child_by_field_id(FIELDS.object) != Some(node)
+                || member_name(ctx, p)
+                    .is_some_and(|m| matches!(m.as_str(), "bind" | "call" | "apply"))
+        }
+        _ => true,
+    }
+}
+
 fn emit_ref(ctx: &mut Ctx<'_>, node: Node<'_>, parent: Option<Node<'_>>) {
     if let Value::Name(q) = fold(ctx, node, 0) {
+        if is_file_op(&q) && used_as_value(ctx, node, parent) {
+            ctx.reader_as_value();
+        }
         if q == "process.env"
             && !parent.is_some_and(|p| {
                 matches!(KINDS.of(p), "member_expression" | "subscript_expression")
@@ -542,7 +589,7 @@ fn arguments(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Vec<Value> {
     out
 }
 
-fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
+fn call(node: Node<'_>, parent: Option<Node<'_>>, ctx: &mut Ctx<'_>) {
     let Some(func) = node.child_by_field_id(FIELDS.function) else {
         return;
     };
@@ -558,10 +605,43 @@ fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
     }
     let (callee, args) = effective_call(ctx, func, args, 0);
     let first_str = args.first().and_then(Value::as_str).map(str::to_string);
+    // A callee the fold cannot name (a parameter, `o[k]`, `f.bind(null)`): its constant
+    // first argument is a `path:` fact if a file operation is used as a value in the file.
+    if !matches!(callee, Value::Name(_)) {
+        match args.first() {
+            Some(Value::Str(p)) => ctx.opaque_path(p, node),
+            // `Reflect.apply.bind(null, fs.readFileSync, fs)(['/etc/shadow'])`
+            Some(Value::List(items)) => {
+                for p in items.iter().filter_map(Value::as_str) {
+                    ctx.opaque_path(p, node);
+                }
+            }
+            _ => {}
+        }
+    }
     match &callee {
         Value::Name(q) => {
             ctx.emit(format!("call:{q}"), node);
             match q.as_str() {
+                // Every member at once, or one by a computed key: `Object.entries(process)`,
+                // `Object.getOwnPropertyDescriptor(fs, k)`, `Object.assign({}, process)`.
+                "Object.entries" | "Object.values" | "Object.getOwnPropertyDescriptors" => {
+                    if let Some(Value::Name(o)) = args.first() {
+                        computed_member(ctx, o, node);
+                    }
+                }
+                "Object.getOwnPropertyDescriptor" | "Reflect.getOwnPropertyDescriptor"
+                    if !matches!(args.get(1), Some(Value::Str(_))) =>
+                {
+                    if let Some(Value::Name(o)) = args.first() {
+                        computed_member(ctx, o, node);
+                    }
+                }
+                "Object.assign" => {
+                    for o in args.iter().skip(1).filter_map(Value::as_name) {
+                        computed_member(ctx, o, node);
+                    }
+                }
                 q if is_loader(q) => match &first_str {
                     Some(m) => ctx.import(&module_name(m), node),
                     None => ctx.emit("dynamic-import-unresolved", node),
@@ -589,6 +669,10 @@ fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
         }
     }
     if let Value::Name(q) = fold(ctx, node, 0) {
+        // `[Reflect.get(fs, 'readFileSync')]`: a file operation the call returns, as a value.
+        if is_file_op(&q) && used_as_value(ctx, node, parent) {
+            ctx.reader_as_value();
+        }
         ctx.emit(format!("ref:{q}"), node);
     }
     let op = match &callee {
@@ -621,6 +705,11 @@ pub(crate) fn fold(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Value {
             let prop = ident(ctx, p);
             if prop == "constructor" && is_function_value(ctx, o) {
                 return Value::Name("Function".into());
+            }
+            if matches!(prop.as_str(), "value" | "get")
+                && let Some(q) = descriptor_of(ctx, o, d)
+            {
+                return name(q);
             }
             match fold(ctx, o, d) {
                 Value::Name(q)
@@ -1010,11 +1099,57 @@ fn fold_call(ctx: &Ctx<'_>, node: Node<'_>, d: usize) -> Value {
             .as_str()
             .and_then(percent_decode)
             .map_or(Value::Unknown, Value::string),
+        // An object whose prototype is `o` has `o`'s members: `Object.create(process).kill`.
+        "Object.create" => match arg(0) {
+            Value::Name(o) => Value::Name(o),
+            _ => Value::Unknown,
+        },
         "Reflect.get" => match (arg(0), arg(1)) {
             (Value::Name(o), Value::Str(k)) => name(format!("{o}.{k}")),
             _ => Value::Unknown,
         },
         _ => Value::Unknown,
+    }
+}
+
+/// The property a property descriptor describes, whose `.value` (or getter) is that
+/// property: `Object.getOwnPropertyDescriptor(o, 'k')` (or `Reflect`'s), and
+/// `Object.getOwnPropertyDescriptors(o).k` (or `['k']`), are `o.k`.
+fn descriptor_of(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> Option<String> {
+    let callee_is = |call: Node<'_>, names: &[&str]| {
+        KINDS.of(call) == "call_expression"
+            && call.child_by_field_id(FIELDS.function).is_some_and(
+                |f| matches!(fold(ctx, f, depth), Value::Name(q) if names.contains(&q.as_str())),
+            )
+    };
+    match KINDS.of(node) {
+        "parenthesized_expression" => descriptor_of(ctx, node.named_child(0)?, depth),
+        "call_expression"
+            if callee_is(
+                node,
+                &[
+                    "Object.getOwnPropertyDescriptor",
+                    "Reflect.getOwnPropertyDescriptor",
+                ],
+            ) =>
+        {
+            match arguments(ctx, node, depth).as_slice() {
+                [Value::Name(o), Value::Str(k), ..] => Some(format!("{o}.{k}")),
+                _ => None,
+            }
+        }
+        "member_expression" | "subscript_expression" => {
+            let call = node.child_by_field_id(FIELDS.object)?;
+            if !callee_is(call, &["Object.getOwnPropertyDescriptors"]) {
+                return None;
+            }
+            let key = member_name(ctx, node)?;
+            match arguments(ctx, call, depth).first() {
+                Some(Value::Name(o)) => Some(format!("{o}.{key}")),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 

@@ -1,7 +1,7 @@
 //! The Python semantic pass: imports and aliases, constant folding, NFKC identifiers,
 //! getattr and namespace escapes, the coding declaration.
 use crate::decode;
-use crate::facts::{Ctx, FILE_OPS, binary_parts, last_segment, walk};
+use crate::facts::{Ctx, FILE_OPS, binary_parts, is_file_op, last_segment, walk};
 use crate::grammar::{Kinds, field_ids};
 use crate::value::{MAX_FOLD_DEPTH, Value};
 use skillgate_core::Language;
@@ -77,6 +77,7 @@ pub(crate) fn extract<'t>(
     let walked = walk(root, max_depth, |node, cursor, ancestors| {
         visit(node, cursor, ancestors, ctx)
     });
+    ctx.settle_deferred();
     ctx.settle_free();
     walked
 }
@@ -202,7 +203,7 @@ fn visit(
                 ctx.bindings.insert(key, Value::Unknown);
             }
         }
-        "call" => call(node, ctx),
+        "call" => call(node, parent, ctx),
         "decorator" => {
             if let Some(expr) = node.named_child(0)
                 && KINDS.of(expr) != "call"
@@ -254,6 +255,9 @@ fn emit_ref(ctx: &mut Ctx<'_>, node: Node<'_>, parent: Option<Node<'_>>) {
     let v = fold(ctx, node, 0);
     let free = ctx.take_free();
     if let Value::Name(q) = v {
+        if is_file_op(&q) && used_as_value(node, parent) {
+            ctx.reader_as_value();
+        }
         if matches!(q.as_str(), "os.environ" | "os.environb" | "posix.environ")
             && !single_key_use(ctx, node, parent)
         {
@@ -266,6 +270,42 @@ fn emit_ref(ctx: &mut Ctx<'_>, node: Node<'_>, parent: Option<Node<'_>>) {
         }
         ctx.emit_reading(format!("ref:{q}"), node, &free);
     }
+}
+
+/// Whether a reference is used as a value: anything but the callee of a call, the object
+/// of an attribute or a decorator (`open` in `f(open)`, `{'k': open}`, `[open]`, `g = open`).
+fn used_as_value(node: Node<'_>, parent: Option<Node<'_>>) -> bool {
+    let Some(p) = parent else { return false };
+    match KINDS.of(p) {
+        "call" => p.child_by_field_id(FIELDS.function) != Some(node),
+        "attribute" => p.child_by_field_id(FIELDS.object) != Some(node),
+        "decorator" => false,
+        _ => true,
+    }
+}
+
+/// A call whose callee the fold cannot name (a parameter, `d[k]`, a call's result, a
+/// method of an unknown object: `SimpleNamespace(r=open).r(p)`), with a constant first
+/// argument: its `path:` fact counts when a file operation is used as a value in the file
+/// (`(lambda f: f('/proc/self/environ'))(open)`, `{'k': open}['k'](p)`). Only credential
+/// paths are findings, so `rows.append('x')` costs a fold of `'x'` and nothing more.
+fn opaque_call_path(ctx: &mut Ctx<'_>, node: Node<'_>) {
+    let Some(first) = node
+        .child_by_field_id(FIELDS.arguments)
+        .and_then(|a| a.named_child(0))
+    else {
+        return;
+    };
+    if !matches!(
+        KINDS.of(first),
+        "string" | "concatenated_string" | "binary_operator"
+    ) {
+        return;
+    }
+    if let Value::Str(p) = fold(ctx, first, 0) {
+        ctx.opaque_path(&p, node);
+    }
+    ctx.take_free();
 }
 
 /// Notes a name the file binds (a target, a parameter, a definition) when it is one the
@@ -606,13 +646,16 @@ fn args(ctx: &Ctx<'_>, node: Node<'_>, depth: usize) -> (Vec<Value>, Vec<(String
     (pos, kw)
 }
 
-fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
+fn call(node: Node<'_>, parent: Option<Node<'_>>, ctx: &mut Ctx<'_>) {
     let Some(func) = node.child_by_field_id(FIELDS.function) else {
         return;
     };
     ctx.take_free();
     let callee = fold(ctx, func, 0);
     let callee_free = ctx.take_free();
+    if !matches!(callee, Value::Name(_)) {
+        opaque_call_path(ctx, node);
+    }
     if !args_matter(ctx, func, &callee) {
         // A call of a local function or of a method on an unknown object: its arguments
         // are visited on their own; folding them here could only feed facts it has none of.
@@ -622,6 +665,12 @@ fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
     let mut free = callee_free.clone();
     free.extend(ctx.take_free());
     let first_str = pos.first().and_then(Value::as_str).map(str::to_string);
+    // A file operation passed with its path: `functools.partial(open, p)`.
+    if pos.iter().any(|v| v.as_name().is_some_and(is_file_op)) {
+        for p in pos.iter().filter_map(Value::as_str) {
+            ctx.emit(format!("path:{p}"), node);
+        }
+    }
     if let Value::Name(q) = &callee {
         ctx.emit_reading(format!("call:{q}"), node, &callee_free);
         match q.as_str() {
@@ -674,6 +723,10 @@ fn call(node: Node<'_>, ctx: &mut Ctx<'_>) {
     let value = fold_call_parts(ctx, func, Some(&callee), &pos, &kw, 1);
     free.extend(ctx.take_free());
     if let Value::Name(q) = value {
+        // `[getattr(builtins, 'open')]`: a file operation the call returns, as a value.
+        if is_file_op(&q) && used_as_value(node, parent) {
+            ctx.reader_as_value();
+        }
         ctx.emit_reading(format!("ref:{q}"), node, &free);
     }
     // File operations with a constant path.

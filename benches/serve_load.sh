@@ -10,9 +10,11 @@
 #      time through the layers and the executor, measured in the server around the
 #      engine's run; `skill`, the skill's own run in the executor). Client time less
 #      `pipeline` is what the server adds (HTTP, authentication, admission, body parsing,
-#      the registry lookup, the JSON answer); client time less `skill` is everything
-#      skillgate adds to the skill's own run (the server, every layer, the sandbox's
-#      set-up and tear-down);
+#      the registry lookup, the JSON answer); client time less the executor's whole run
+#      (`skill` plus the executor's own set-up and tear-down, the report's `executor`
+#      layer timing) is what skillgate adds over the executor (the server and the six
+#      other layers); client time less `skill` is everything skillgate adds to the skill's
+#      own run (the server, every layer, the sandbox's set-up and tear-down);
 #   2. `hey` (Debian's load generator; installed with apt-get when missing) at concurrency
 #      1, 8, 32 and 128 for DURATION each: throughput, p50 and p99 of the admitted (2xx)
 #      answers, the count of 429s (shed beyond the concurrency limit and its queue) and of
@@ -215,13 +217,20 @@ skill = [r["_timing"]["skill"] for _, r in seq]
 executor = [next(l["duration_us"] for l in r["layers"] if l["name"] == "executor") / 1000 for _, r in seq]
 added = [ms - r["_timing"]["pipeline"] for ms, r in seq]
 over_skill = [ms - r["_timing"]["skill"] for ms, r in seq]
+over_executor = [ms - s - e for (ms, r), s, e in zip(seq, skill, executor)]
 conn.close()
 unloaded_p99 = pct(client, 99)
 print(f"unloaded, sequential, 200 runs of analyze-rows:")
 print(f"  client p50 {pct(client, 50):.2f} ms, p99 {unloaded_p99:.2f} ms")
 print(f"  Server-Timing: pipeline p50 {pct(pipeline, 50):.2f} ms, the skill's own run p50 {pct(skill, 50):.2f} ms; "
       f"the executor's own set-up and tear-down (its layer timing) p50 {pct(executor, 50):.2f} ms")
+layer_names = [l["name"] for l in seq[0][1]["layers"]]
+own = {n: pct([next((l["duration_us"] for l in r["layers"] if l["name"] == n), 0) / 1000 for _, r in seq], 50)
+       for n in layer_names}
+print("  each layer's own time (its report timing) p50: " + ", ".join(f"{n} {v:.2f} ms" for n, v in own.items()))
 print(f"  server's own addition (client time - pipeline, per run) p50 {pct(added, 50):.2f} ms, p99 {pct(added, 99):.2f} ms")
+print(f"  all of skillgate over the executor's own run (client time - skill - the executor's set-up and tear-down, per run) "
+      f"p50 {pct(over_executor, 50):.2f} ms, p99 {pct(over_executor, 99):.2f} ms")
 print(f"  all of skillgate over the skill's own run (client time - skill, per run) p50 {pct(over_skill, 50):.2f} ms, p99 {pct(over_skill, 99):.2f} ms")
 
 seen, _ = audit_since(0)

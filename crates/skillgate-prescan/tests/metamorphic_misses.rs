@@ -5,17 +5,10 @@
 //! did not make honest code a finding: the same shapes without a credential path, a
 //! sensitive object or a loaded module stay allowed.
 use skillgate_core::Language;
-use skillgate_prescan::{PreScanner, Verdict};
+mod common;
 
-fn scan(code: &str, lang: Language) -> (Verdict, Vec<String>) {
-    let r = PreScanner::new()
-        .expect("default packs load")
-        .scan(code.as_bytes(), lang);
-    (
-        r.verdict,
-        r.findings.into_iter().map(|f| f.rule_id).collect(),
-    )
-}
+use common::scan;
+use skillgate_prescan::Verdict;
 
 #[test]
 fn the_ten_reported_rewrites_are_blocked_by_the_expected_rule() {

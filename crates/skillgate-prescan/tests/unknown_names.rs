@@ -2,17 +2,10 @@
 //! name on a module that does not fold to a constant (or would fold to a wrong one), and a
 //! module name no import in the file binds.
 use skillgate_core::Language;
-use skillgate_prescan::{PreScanner, Verdict};
+mod common;
 
-fn scan(code: &str, lang: Language) -> (Verdict, Vec<String>) {
-    let r = PreScanner::new()
-        .expect("default packs load")
-        .scan(code.as_bytes(), lang);
-    (
-        r.verdict,
-        r.findings.into_iter().map(|f| f.rule_id).collect(),
-    )
-}
+use common::scan;
+use skillgate_prescan::Verdict;
 
 fn assert_blocked(cases: &[&str], lang: Language) {
     for code in cases {

@@ -187,11 +187,12 @@ impl<'s> Ctx<'s> {
     /// members of imported modules. Flow-insensitive, as the fold is: the order of the
     /// use and of the import or the escape does not matter.
     pub(crate) fn settle_deferred(&mut self) {
-        let mut kept = Vec::new();
-        if self.reader_as_value {
-            kept.append(&mut self.opaque_paths);
-        }
-        self.opaque_paths.clear();
+        let paths = std::mem::take(&mut self.opaque_paths);
+        let mut kept = if self.reader_as_value {
+            paths
+        } else {
+            Vec::new()
+        };
         for (root, fact) in std::mem::take(&mut self.module_facts) {
             if self.imports.iter().any(|(m, _, _)| *m == root) {
                 kept.push(fact);

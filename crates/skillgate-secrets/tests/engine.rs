@@ -86,6 +86,52 @@ fn redaction_is_byte_exact_around_secrets() {
     assert_eq!(redact(b"nothing here", &[]), b"nothing here");
 }
 
+/// A secret longer than its rule's pattern used to allow (a run of 1,200 characters after
+/// `curl --user api:`, found by the `secrets_scan` campaign) was redacted 200 characters a
+/// round, and after the last round its tail was still in the output and still matched. A
+/// secret is its whole run: each is redacted at once, with nothing of it left.
+#[test]
+fn a_long_secret_is_redacted_whole() {
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut run = |n: usize, alphabet: &[u8]| -> String {
+        (0..n)
+            .map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                alphabet[(seed % alphabet.len() as u64) as usize] as char
+            })
+            .collect()
+    };
+    let alnum = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    let hex = b"0123456789abcdef";
+    let cases: Vec<(&str, String, String)> = vec![
+        ("curl-user-password", "curl -s --user \"api:key-".into(), run(1200, alnum)),
+        ("odbc", "Server=db01;Database=app;Password=".into(), run(1200, alnum)),
+        ("psexec", "psexec \\\\host -u admin -p ".into(), run(1200, alnum)),
+        ("viserver", "Connect-VIServer -Server vc01 -User admin -Password ".into(), run(1200, alnum)),
+        ("netrc", "machine api.corp.test login deploy password ".into(), run(1200, alnum)),
+        ("sshpass", "sshpass -p ".into(), run(1200, alnum)),
+        ("kubeconfig", "users:\n- name: u\n  user:\n    token: ".into(), run(6000, alnum)),
+        ("npmrc", "//registry.npmjs.org/:_authToken=".into(), run(1200, alnum)),
+        ("yarnrc", "npmAuthToken: ".into(), run(1200, alnum)),
+        ("jwt-secret", "jwt_secret: ".into(), run(1200, alnum)),
+        ("krb5asrep", format!("$krb5asrep$23$user@CORP.TEST:{}$", run(32, hex)), run(20000, hex)),
+    ];
+    for (what, prefix, secret) in cases {
+        let text = format!("{prefix}{secret} done\n");
+        let found = scanner().scan(text.as_bytes());
+        assert!(!found.is_empty(), "{what}: not found");
+        let (out, _) = scanner().redact(text.as_bytes());
+        let out = String::from_utf8(out).unwrap();
+        let tail = &secret[secret.len() - 24..];
+        assert!(!out.contains(tail), "{what}: the secret's tail is left: {out}");
+        assert!(out.ends_with(" done\n"), "{what}: {out}");
+        let again = scanner().scan(out.as_bytes());
+        assert!(again.is_empty(), "{what}: {again:?} in {out}");
+    }
+}
+
 fn outcome() -> ExecOutcome {
     let content = format!("col,key\n1,{KEY}\n").into_bytes();
     ExecOutcome {

@@ -106,17 +106,49 @@ fn a_long_secret_is_redacted_whole() {
     let alnum = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     let hex = b"0123456789abcdef";
     let cases: Vec<(&str, String, String)> = vec![
-        ("curl-user-password", "curl -s --user \"api:key-".into(), run(1200, alnum)),
-        ("odbc", "Server=db01;Database=app;Password=".into(), run(1200, alnum)),
-        ("psexec", "psexec \\\\host -u admin -p ".into(), run(1200, alnum)),
-        ("viserver", "Connect-VIServer -Server vc01 -User admin -Password ".into(), run(1200, alnum)),
-        ("netrc", "machine api.corp.test login deploy password ".into(), run(1200, alnum)),
+        (
+            "curl-user-password",
+            "curl -s --user \"api:key-".into(),
+            run(1200, alnum),
+        ),
+        (
+            "odbc",
+            "Server=db01;Database=app;Password=".into(),
+            run(1200, alnum),
+        ),
+        (
+            "psexec",
+            "psexec \\\\host -u admin -p ".into(),
+            run(1200, alnum),
+        ),
+        (
+            "viserver",
+            "Connect-VIServer -Server vc01 -User admin -Password ".into(),
+            run(1200, alnum),
+        ),
+        (
+            "netrc",
+            "machine api.corp.test login deploy password ".into(),
+            run(1200, alnum),
+        ),
         ("sshpass", "sshpass -p ".into(), run(1200, alnum)),
-        ("kubeconfig", "users:\n- name: u\n  user:\n    token: ".into(), run(6000, alnum)),
-        ("npmrc", "//registry.npmjs.org/:_authToken=".into(), run(1200, alnum)),
+        (
+            "kubeconfig",
+            "users:\n- name: u\n  user:\n    token: ".into(),
+            run(6000, alnum),
+        ),
+        (
+            "npmrc",
+            "//registry.npmjs.org/:_authToken=".into(),
+            run(1200, alnum),
+        ),
         ("yarnrc", "npmAuthToken: ".into(), run(1200, alnum)),
         ("jwt-secret", "jwt_secret: ".into(), run(1200, alnum)),
-        ("krb5asrep", format!("$krb5asrep$23$user@CORP.TEST:{}$", run(32, hex)), run(20000, hex)),
+        (
+            "krb5asrep",
+            format!("$krb5asrep$23$user@CORP.TEST:{}$", run(32, hex)),
+            run(20000, hex),
+        ),
     ];
     for (what, prefix, secret) in cases {
         let text = format!("{prefix}{secret} done\n");
@@ -125,7 +157,10 @@ fn a_long_secret_is_redacted_whole() {
         let (out, _) = scanner().redact(text.as_bytes());
         let out = String::from_utf8(out).unwrap();
         let tail = &secret[secret.len() - 24..];
-        assert!(!out.contains(tail), "{what}: the secret's tail is left: {out}");
+        assert!(
+            !out.contains(tail),
+            "{what}: the secret's tail is left: {out}"
+        );
         assert!(out.ends_with(" done\n"), "{what}: {out}");
         let again = scanner().scan(out.as_bytes());
         assert!(again.is_empty(), "{what}: {again:?} in {out}");

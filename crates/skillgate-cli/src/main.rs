@@ -74,7 +74,7 @@ impl<E: std::fmt::Display> From<E> for UsageError {
 
 /// `RUST_LOG` set: the one-shot commands log to stderr as it says (for example
 /// `RUST_LOG=skillgate_session::timing=debug,skillgate_sandbox::timing=debug` times a
-/// session step's phases). Unset, nothing is installed (a command's start stays lean).
+/// session step's phases; `skillgate::timing=debug` a run's start-up). Unset, nothing is installed (a command's start stays lean).
 /// `serve` and `mcp` install their own.
 fn log_if_asked(command: &Command) {
     if matches!(command, Command::Serve(_) | Command::Mcp(_)) {

@@ -127,17 +127,8 @@ impl Policy {
         lifted: &[String],
     ) -> Result<Policy, LoadError> {
         let (schema_file, schema_text) = schema;
-        let schema = load::parse_schema(schema_file, schema_text)?;
-        // The built-in schema has the shapes (a test checks it): only another one is checked.
-        if schema_text != BUILTIN_SCHEMA {
-            crate::request::check_request_shapes(&schema)
-                .map_err(|e| LoadError::file(schema_file, e))?;
-        }
-        let mut sets = load::base_sets(&schema, schema_text, lifted)?;
-        for (file, text) in policy_files {
-            let set = load::parse_policy_file(&schema, schema_text, file, text)?;
-            sets.push((file.clone(), set));
-        }
+        let (schema, sets) =
+            load::parse_with_schema(schema_file, schema_text, lifted, policy_files)?;
         let (policies, origin) = load::merge(sets)?;
         let index = load::index(schema_file, &policies)?;
         let actions = load::action_entities(schema_file, &schema)?;
@@ -166,6 +157,7 @@ impl Policy {
     /// Loads what `sources` names (built-in policies when it names no folder; the base
     /// policies always).
     pub fn load(sources: &PolicySources) -> Result<Policy, LoadError> {
+        let started = std::time::Instant::now();
         let lifted = &sources.disabled_base_policies;
         let mut policy = match &sources.policies {
             None => Policy::from_texts_lifting(
@@ -184,18 +176,22 @@ impl Policy {
                 Policy::from_texts_lifting((&schema_file, &schema_text), &dir.policies, lifted)?
             }
         };
+        let policies = started.elapsed();
         if let Some(path) = &sources.entities {
             let text = load::read_file(path)?;
             policy = policy.with_entities_json(&path.display().to_string(), &text)?;
         }
+        let entities = started.elapsed();
         if let Some(path) = &sources.grants {
             let text = load::read_file(path)?;
             policy = policy.with_grants_json(&path.display().to_string(), &text)?;
         }
+        let grants = started.elapsed();
         if let Some(path) = &sources.catalogue {
             let text = load::read_file(path)?;
             policy = policy.with_catalogue_json(&path.display().to_string(), &text)?;
         }
+        tracing::debug!(target: "skillgate::timing", ?policies, ?entities, ?grants, catalogue = ?started.elapsed(), "policy files loaded (times since the start of the load)");
         policy.trust_caller_groups = sources.trust_caller_groups;
         if let Some(dir) = &sources.publish_policies {
             policy.publish = Some(PublishGate::load(Some(dir))?);

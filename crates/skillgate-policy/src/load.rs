@@ -200,12 +200,96 @@ pub(crate) fn parse_policy_file(
     file: &str,
     text: &str,
 ) -> Result<PolicySet, LoadError> {
-    let parsed =
-        PolicySet::from_str(text).map_err(|e| LoadError::from_diagnostic(file, text, &e))?;
+    checked(schema, schema_text, file, text, parse_text(file, text)?)
+}
+
+/// One policy file's text parsed, not yet validated nor renamed.
+fn parse_text(file: &str, text: &str) -> Result<PolicySet, LoadError> {
+    PolicySet::from_str(text).map_err(|e| LoadError::from_diagnostic(file, text, &e))
+}
+
+/// The policies `parsed` from `text` validated strictly against `schema` (of the text
+/// `schema_text`), unless [`known_valid`], and renamed to their `@id`s.
+fn checked(
+    schema: &Schema,
+    schema_text: &str,
+    file: &str,
+    text: &str,
+    parsed: PolicySet,
+) -> Result<PolicySet, LoadError> {
     if !known_valid(schema_text, text) {
         validate_file(schema, file, text, &parsed)?;
     }
     rename_to_ids(file, text, &parsed)
+}
+
+/// The schema, and the policy files: the base policy files ([`BASE_POLICIES`], without the
+/// policies `lifted` names) and then `files`, each parsed, validated against the schema
+/// and renamed to its `@id`s, in that order. The first error (the schema's, a schema
+/// without the request shapes skillgate sends, a `lifted` id that is not a base
+/// policy's, then the files' in order) is the answer.
+///
+/// Parsing is independent of the schema, and both build Cedar's parsers (each its own
+/// lexer) on first use: the policy texts are parsed on a thread of their own while the
+/// schema parses (each `skillgate run` is a fresh process that does both), and only
+/// validation waits for both.
+pub(crate) fn parse_with_schema(
+    schema_file: &str,
+    schema_text: &str,
+    lifted: &[String],
+    files: &[(String, String)],
+) -> Result<(Schema, Vec<(String, PolicySet)>), LoadError> {
+    let all: Vec<(String, &str)> = BASE_POLICIES
+        .iter()
+        .map(|(name, text)| (format!("built-in {name}"), *text))
+        .chain(files.iter().map(|(f, t)| (f.clone(), t.as_str())))
+        .collect();
+    // In order, up to and including the first that does not parse.
+    let parse_all = || -> Vec<Result<PolicySet, LoadError>> {
+        let mut out = Vec::with_capacity(all.len());
+        for (file, text) in &all {
+            let parsed = parse_text(file, text);
+            let failed = parsed.is_err();
+            out.push(parsed);
+            if failed {
+                break;
+            }
+        }
+        out
+    };
+    let (schema, parsed) = std::thread::scope(|scope| {
+        let parsing = std::thread::Builder::new()
+            .name("policy-parse".into())
+            // As deep as the caller's own stack (a deeply nested policy must not
+            // overflow here where it did not before).
+            .stack_size(8 << 20)
+            .spawn_scoped(scope, parse_all);
+        let schema = parse_schema(schema_file, schema_text);
+        let parsed = match parsing {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            // No thread to be had: parse here.
+            Err(_) => parse_all(),
+        };
+        (schema, parsed)
+    });
+    let schema = schema?;
+    // The built-in schema has the shapes (a test checks it): only another one is checked.
+    if schema_text != BUILTIN_SCHEMA {
+        crate::request::check_request_shapes(&schema)
+            .map_err(|e| LoadError::file(schema_file, e))?;
+    }
+    check_lifted(lifted)?;
+    let mut out = Vec::with_capacity(all.len());
+    for (i, ((file, text), parsed)) in all.iter().zip(parsed).enumerate() {
+        let mut set = checked(&schema, schema_text, file, text, parsed?)?;
+        if i < BASE_POLICIES.len() {
+            set = without_lifted(file, set, lifted)?;
+        }
+        out.push((file.clone(), set));
+    }
+    Ok((schema, out))
 }
 
 /// Validates the policies `parsed` from `text` strictly against `schema`; the first error
@@ -285,13 +369,8 @@ fn annotated_id(
 /// The ids of the base policies, in [`BASE_POLICIES`] order.
 pub const BASE_POLICY_IDS: &[&str] = &["tenant-isolation", "no-code-right", "quarantine"];
 
-/// The base policy files parsed against `schema`, without the policies `lifted` names
-/// (each must be a base policy id).
-pub(crate) fn base_sets(
-    schema: &Schema,
-    schema_text: &str,
-    lifted: &[String],
-) -> Result<Vec<(String, PolicySet)>, LoadError> {
+/// Checks that each id `lifted` names is a base policy id.
+pub(crate) fn check_lifted(lifted: &[String]) -> Result<(), LoadError> {
     const SETTING: &str = "[policy] disabled_base_policies";
     if let Some(unknown) = lifted
         .iter()
@@ -305,20 +384,23 @@ pub(crate) fn base_sets(
             ),
         ));
     }
-    let mut sets = Vec::with_capacity(BASE_POLICIES.len());
-    for (name, text) in BASE_POLICIES {
-        let file = format!("built-in {name}");
-        let parsed = parse_policy_file(schema, schema_text, &file, text)?;
-        let mut kept = PolicySet::new();
-        for p in parsed.policies() {
-            if !lifted.iter().any(|l| *l == p.id().to_string()) {
-                kept.add(p.clone())
-                    .map_err(|e| LoadError::file(&file, e.to_string()))?;
-            }
+    Ok(())
+}
+
+/// A base policy file's policies without those `lifted` names.
+pub(crate) fn without_lifted(
+    file: &str,
+    parsed: PolicySet,
+    lifted: &[String],
+) -> Result<PolicySet, LoadError> {
+    let mut kept = PolicySet::new();
+    for p in parsed.policies() {
+        if !lifted.iter().any(|l| *l == p.id().to_string()) {
+            kept.add(p.clone())
+                .map_err(|e| LoadError::file(file, e.to_string()))?;
         }
-        sets.push((file, kept));
     }
-    Ok(sets)
+    Ok(kept)
 }
 
 /// Merges per-file policy sets, refusing an id used twice.
@@ -549,6 +631,45 @@ pub(crate) fn link_grants(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The policy texts parse beside the schema, but the errors come in the order of a
+    /// load done one step at a time: the schema's, an unknown lifted id, then each file's.
+    #[test]
+    fn parse_with_schema_reports_the_first_error_in_order() {
+        let good = (
+            "good.cedar".to_string(),
+            "@id(\"g\") permit(principal, action, resource);".to_string(),
+        );
+        let bad = ("bad.cedar".to_string(), "permit(principal,".to_string());
+        let invalid = (
+            "invalid.cedar".to_string(),
+            "@id(\"v\") permit(principal is NoSuchType, action, resource);".to_string(),
+        );
+        let err = |schema: &str, lifted: &[&str], files: &[(String, String)]| {
+            let lifted: Vec<String> = lifted.iter().map(|s| s.to_string()).collect();
+            parse_with_schema("s.cedarschema", schema, &lifted, files)
+                .map(|_| ())
+                .unwrap_err()
+                .to_string()
+        };
+        let files = [good.clone(), invalid.clone(), bad.clone()];
+        assert!(err("entity {", &["nope"], &files).contains("s.cedarschema"));
+        assert!(err(BUILTIN_SCHEMA, &["nope"], &files).contains("`nope` is not a base policy"));
+        assert!(err(BUILTIN_SCHEMA, &[], &files).contains("invalid.cedar"));
+        assert!(err(BUILTIN_SCHEMA, &[], &[good.clone(), bad, invalid]).contains("bad.cedar"));
+
+        let (_, sets) =
+            parse_with_schema("s", BUILTIN_SCHEMA, &["quarantine".into()], &[good]).unwrap();
+        let names: Vec<&str> = sets.iter().map(|(f, _)| f.as_str()).collect();
+        assert_eq!(names.len(), BASE_POLICIES.len() + 1);
+        assert_eq!(names.last(), Some(&"good.cedar"));
+        let ids: Vec<String> = sets
+            .iter()
+            .flat_map(|(_, set)| set.policies().map(|p| p.id().to_string()))
+            .collect();
+        assert!(ids.contains(&"g".to_string()) && ids.contains(&"tenant-isolation".to_string()));
+        assert!(!ids.contains(&"quarantine".to_string()), "{ids:?}");
+    }
 
     /// The JSON form shipped is the text schema's conversion. After changing
     /// `rules/policies/skillgate.cedarschema`, regenerate it with

@@ -11,6 +11,7 @@
 //! assert_eq!((a, b), (55, 42));
 //! ```
 use std::thread::{Scope, ScopedJoinHandle};
+use std::time::{Duration, Instant};
 
 /// The main thread's stack size: work moved off it (a deeply nested policy, schema or
 /// input) must not overflow a smaller stack where it did not before.
@@ -18,7 +19,7 @@ pub const STACK: usize = 8 << 20;
 
 /// A result being computed on a scoped thread of its own.
 #[derive(Debug)]
-pub struct Pending<'scope, T>(Result<ScopedJoinHandle<'scope, T>, String>);
+pub struct Pending<'scope, T>(Result<ScopedJoinHandle<'scope, (T, Duration)>, String>);
 
 impl<'scope, T: Send + 'scope> Pending<'scope, T> {
     /// Runs `work` on a new thread named `name` (with a [`STACK`]-sized stack) in `scope`.
@@ -30,18 +31,26 @@ impl<'scope, T: Send + 'scope> Pending<'scope, T> {
         let spawned = std::thread::Builder::new()
             .name(name.to_string())
             .stack_size(STACK)
-            .spawn_scoped(scope, work)
+            .spawn_scoped(scope, || {
+                let started = Instant::now();
+                let out = work();
+                (out, started.elapsed())
+            })
             .map_err(|e| format!("cannot start the {name} thread: {e}"));
         Pending(spawned)
     }
 
     /// Waits for the result. A thread that could not start or that panicked is an error
-    /// naming it: the caller refuses to go on.
+    /// naming it: the caller refuses to go on. With `RUST_LOG=skillgate::timing=debug`,
+    /// logs how long the work took and how long the caller waited for it.
     pub fn wait(self) -> Result<T, String> {
         let handle = self.0?;
         let name = handle.thread().name().unwrap_or("start-up").to_string();
-        handle
+        let waiting = Instant::now();
+        let (out, took) = handle
             .join()
-            .map_err(|_| format!("the {name} thread panicked"))
+            .map_err(|_| format!("the {name} thread panicked"))?;
+        tracing::debug!(target: "skillgate::timing", thread = %name, ?took, waited = ?waiting.elapsed(), "background start-up work");
+        Ok(out)
     }
 }

@@ -171,6 +171,7 @@ fn invalid_skill(args: &RunArgs, e: UsageError) -> Result<ExitCode, UsageError> 
 }
 
 pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
+    let process = Instant::now();
     let mut config = Config::load_or_default(args.config.as_deref())?;
     args.policy_files.apply(&mut config.policy);
     if let Some(dir) = &args.state_dir {
@@ -189,6 +190,7 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
         };
         (skill, input, engine)
     });
+    tracing::debug!(target: "skillgate::timing", since_start = ?process.elapsed(), "pipeline built, skill loaded");
     let skill = match skill {
         Ok(skill) => skill,
         Err(e) => return invalid_skill(&args, e),
@@ -223,6 +225,7 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
         .map_err(|e| UsageError(format!("execution failed: {e}")))?;
     let report = Report::new(&outcome, started.elapsed());
     render::print_report(&report, args.format);
+    tracing::debug!(target: "skillgate::timing", run = ?started.elapsed(), since_start = ?process.elapsed(), "report printed");
     // The process ends here, and what the run changed is already durable (the audit
     // record is written and synced, the store's transaction committed): freeing the
     // pipeline (rule packs, policies, the store's connection) and the runtime's threads

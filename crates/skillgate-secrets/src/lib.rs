@@ -43,7 +43,7 @@ pub use gitleaks::{GitleaksImport, Untranslated, import_gitleaks};
 pub use layer::{
     MAX_DECOMPRESSED_BYTES, SecretsLayer, SecretsService, is_text_artifact, scan_outcome,
 };
-pub use redact::{MAX_REDACTION_ROUNDS, Mode, redact};
+pub use redact::{MAX_REDACTION_ROUNDS, Mode, REDACTION_INCOMPLETE, redact};
 pub use rule::{Allowlist, DEFAULT_WINDOW, MAX_WINDOW, Rule, RuleDef, RuleError, RuleFile};
 pub use ruleset::{RuleSet, RuleSetBuilder, RuleSetError};
 pub use scanner::{DEFAULT_DECODE_DEPTH, SecretFinding, SecretScanner, mask};

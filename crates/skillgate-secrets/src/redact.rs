@@ -74,6 +74,26 @@ fn replacements<'f>(hay: &[u8], findings: &'f [SecretFinding]) -> Vec<(usize, us
 /// Most rounds of redact-and-rescan (see [`SecretScanner::redact`]).
 pub const MAX_REDACTION_ROUNDS: usize = 4;
 
+/// The rule id of the finding that says a text was withheld whole because its redaction
+/// did not converge in [`MAX_REDACTION_ROUNDS`] rounds.
+pub const REDACTION_INCOMPLETE: &str = "redaction-incomplete";
+
+fn incomplete(hay: &[u8]) -> SecretFinding {
+    SecretFinding {
+        rule_id: REDACTION_INCOMPLETE.into(),
+        description: format!(
+            "the text still held a secret after {MAX_REDACTION_ROUNDS} rounds of redaction: all of it is withheld"
+        ),
+        severity: skillgate_core::Severity::High,
+        line: 1,
+        column: 1,
+        start: 0,
+        end: hay.len(),
+        preview: "(withheld)".into(),
+        decoded_from: Vec::new(),
+    }
+}
+
 impl SecretScanner {
     /// Scans `hay` and returns it redacted, with the findings.
     ///
@@ -81,13 +101,28 @@ impl SecretScanner {
     /// key now starts after `]`), so the redacted text is scanned again and what appears
     /// is redacted too, up to [`MAX_REDACTION_ROUNDS`] rounds. Findings of later rounds
     /// are mapped back to offsets in `hay`.
+    ///
+    /// Text still holding a finding after the last round is withheld whole: it becomes
+    /// one `[REDACTED:redaction-incomplete]` marker, and a
+    /// [`REDACTION_INCOMPLETE`] finding over all of `hay` says so (no rule of the default
+    /// pack is known to get there; a rule pack that does is not trusted to have redacted).
     pub fn redact(&self, hay: &[u8]) -> (Vec<u8>, Vec<SecretFinding>) {
         let mut findings = self.scan(hay);
         let mut out = redact(hay, &findings);
-        for _ in 1..MAX_REDACTION_ROUNDS {
+        if findings.is_empty() {
+            return (out, findings);
+        }
+        for round in 1..=MAX_REDACTION_ROUNDS {
             let more = self.scan(&out);
             if more.is_empty() {
                 break;
+            }
+            if round == MAX_REDACTION_ROUNDS {
+                findings.push(incomplete(hay));
+                return (
+                    format!("[REDACTED:{REDACTION_INCOMPLETE}]").into_bytes(),
+                    findings,
+                );
             }
             let map = OffsetMap::new(hay, &findings);
             for mut f in more {

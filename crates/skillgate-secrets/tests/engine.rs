@@ -167,6 +167,39 @@ fn a_long_secret_is_redacted_whole() {
     }
 }
 
+/// A rule pack whose redaction does not converge (the old `curl-user-password` pattern,
+/// which took at most 200 characters of a longer secret) does not get to pass what is
+/// left: the whole text is withheld, and a finding says so.
+#[test]
+fn a_redaction_that_does_not_converge_withholds_the_text() {
+    let pack = r#"
+[[rule]]
+id = "bounded-curl"
+description = "curl --user with a bounded password"
+keywords = ["curl"]
+regex = '''(?i)\bcurl\b[^\n]{0,400}?\s(?:-u|--user)[\s=]*["']?[^\s"':]*:([^\s"']{3,200})'''
+examples = ["curl -u deploy:Hq7vT2pLx https://ci.corp.test/api"]
+"#;
+    let mut b = RuleSetBuilder::new();
+    b.add_toml(pack, "bounded.toml").unwrap();
+    let scanner = SecretScanner::new(b.build().unwrap());
+    let secret: String = (0..1200)
+        .map(|i| (b'a' + (i * 7 % 26) as u8) as char)
+        .collect();
+    let text = format!("before\ncurl -s --user \"api:key-{secret}\"\nafter\n");
+    let (out, found) = scanner.redact(text.as_bytes());
+    assert_eq!(out, b"[REDACTED:redaction-incomplete]");
+    let last = found.last().unwrap();
+    assert_eq!(last.rule_id, skillgate_secrets::REDACTION_INCOMPLETE);
+    assert_eq!((last.start, last.end), (0, text.len()));
+    assert!(scanner.scan(&out).is_empty());
+
+    // A short secret converges and is redacted as before.
+    let (out, found) = scanner.redact(b"curl -u deploy:Hq7vT2pLx x\n");
+    assert_eq!(out, b"curl -u deploy:[REDACTED:bounded-curl] x\n");
+    assert_eq!(found.len(), 1);
+}
+
 fn outcome() -> ExecOutcome {
     let content = format!("col,key\n1,{KEY}\n").into_bytes();
     ExecOutcome {

@@ -52,6 +52,16 @@ pub use spec::{
 pub use statement::{Guarantee, OperatorStatement};
 pub use status::Status;
 
+/// The stack size of a thread that takes work off the main thread (parsing policies, a
+/// schema, a skill's input): as deep as the main thread's 8 MiB, so deeply nested input
+/// that parses on the main thread does not overflow a smaller stack elsewhere.
+///
+/// ```
+/// let worker = std::thread::Builder::new().stack_size(skillgate_core::WORKER_STACK);
+/// assert_eq!(worker.spawn(|| 6 * 7).unwrap().join().unwrap(), 42);
+/// ```
+pub const WORKER_STACK: usize = 8 << 20;
+
 /// The service every executor implements and every layer wraps.
 ///
 /// Any `tower::Service<ExecRequest, Response = ExecOutcome>` is an executor; this alias

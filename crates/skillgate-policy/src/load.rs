@@ -262,7 +262,7 @@ pub(crate) fn parse_with_schema(
             .name("policy-parse".into())
             // As deep as the caller's own stack (a deeply nested policy must not
             // overflow here where it did not before).
-            .stack_size(8 << 20)
+            .stack_size(skillgate_core::WORKER_STACK)
             .spawn_scoped(scope, parse_all);
         let schema = parse_schema(schema_file, schema_text);
         let parsed = match parsing {

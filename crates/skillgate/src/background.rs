@@ -13,9 +13,8 @@
 use std::thread::{Scope, ScopedJoinHandle};
 use std::time::{Duration, Instant};
 
-/// The main thread's stack size: work moved off it (a deeply nested policy, schema or
-/// input) must not overflow a smaller stack where it did not before.
-pub const STACK: usize = 8 << 20;
+/// The stack size of each start-up thread: [`skillgate_core::WORKER_STACK`].
+pub const STACK: usize = skillgate_core::WORKER_STACK;
 
 /// A result being computed on a scoped thread of its own.
 #[derive(Debug)]

@@ -164,6 +164,49 @@ fn input_failing_the_schema_is_blocked_with_the_failing_path() {
     );
 }
 
+/// A skill reads its input on stdin, `skillgate run` does not: JSON piped to it without
+/// `--input-file -` is not the input, and the run says so instead of passing silently.
+#[test]
+fn input_piped_without_input_file_dash_is_named_not_silently_dropped() {
+    let piped = r#"{"query": "q", "data": [{"month": "m", "revenue": 1}]}"#;
+    let run = |extra: &[&str]| {
+        let mut args = vec!["examples/skills/analyze-rows"];
+        args.extend_from_slice(extra);
+        let out = skillgate()
+            .arg("run")
+            .args(&args)
+            .args(context(&args))
+            .args(["--format", "json"])
+            .write_stdin(piped)
+            .output()
+            .unwrap();
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (report, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (report, stderr) = run(&[]);
+    assert_eq!(
+        report["status"], "blocked",
+        "the input was `{{}}`: {report}"
+    );
+    assert!(stderr.contains("stdin is not read"), "{stderr}");
+    assert!(stderr.contains("--input-file -"), "{stderr}");
+
+    let (report, stderr) = run(&["--input-file", "-"]);
+    assert_eq!(report["status"], "ok", "{report} {stderr}");
+    assert!(!stderr.contains("stdin is not read"), "{stderr}");
+
+    // Nothing on stdin (a terminal, /dev/null): no note.
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("skillgate"))
+        .current_dir(repo())
+        .arg("run")
+        .args(["examples/skills/analyze-rows"])
+        .args(context(&["examples/skills/analyze-rows"]))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("stdin is not read"));
+}
+
 #[test]
 fn non_zero_exit_is_status_ok_with_the_exit_code() {
     let t = tempfile::tempdir().unwrap();

@@ -78,6 +78,16 @@ fn parse_layer(s: &str) -> Result<LayerName, String> {
     }
 }
 
+/// Whether stdin is a pipe, a socket or a non-empty file: data the caller may have meant as
+/// the skill's input (a skill reads its input on stdin, `skillgate run` does not).
+fn stdin_holds_data() -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    std::fs::metadata("/dev/stdin").is_ok_and(|m| {
+        let kind = m.file_type();
+        kind.is_fifo() || kind.is_socket() || (kind.is_file() && m.len() > 0)
+    })
+}
+
 fn read_input(args: &RunArgs) -> Result<serde_json::Value, UsageError> {
     let (text, origin) = match (&args.input, &args.input_file) {
         (Some(s), _) => (s.clone().into_bytes(), "--input".to_string()),
@@ -104,7 +114,14 @@ fn read_input(args: &RunArgs) -> Result<serde_json::Value, UsageError> {
                 .map_err(|e| format!("cannot read input file {}: {e}", p.display()))?;
             (b, p.display().to_string())
         }
-        (None, None) => return Ok(serde_json::json!({})),
+        (None, None) => {
+            if stdin_holds_data() {
+                eprintln!(
+                    "note: stdin is not read: the input is `{{}}` (pass `--input-file -` to take the input from stdin)"
+                );
+            }
+            return Ok(serde_json::json!({}));
+        }
     };
     if text.len() as u64 > MAX_INPUT_BYTES {
         return Err(UsageError(format!(

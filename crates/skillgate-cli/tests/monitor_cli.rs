@@ -719,3 +719,42 @@ fn blocks_of_an_unrecorded_folder_count_against_the_agent() {
         "the agent's own blocks count against it: {v}"
     );
 }
+
+/// The README's main command with the example config (durability `sync`): the trail holds
+/// the run's intent, then its execution record, under one request id.
+#[test]
+fn a_run_leaves_its_intent_then_its_outcome_in_the_trail() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let skill = root.join("examples/skills/analyze-rows");
+    let input = skill.join("sample-input.json");
+    let report = run_json(
+        &state,
+        &root.join("examples/skillgate.toml"),
+        &skill,
+        "analyst-1",
+        "acme",
+        &["--input-file", input.to_str().unwrap()],
+    );
+    assert_eq!(report["status"], "ok", "{report}");
+    let trail = std::fs::read_to_string(state.join("audit.jsonl")).unwrap();
+    let records: Vec<serde_json::Value> = trail
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<(&str, &str)> = records
+        .iter()
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap(),
+                r["request_id"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let id = records[0]["request_id"].as_str().unwrap();
+    assert_eq!(kinds, [("intent", id), ("execution", id)], "{trail}");
+    assert_eq!(records[1]["status"], "ok", "{trail}");
+    assert_eq!(records[0]["caller"]["agent"], "analyst-1", "{trail}");
+    assert_eq!(records[0]["skill"]["name"], "analyze-rows", "{trail}");
+}

@@ -8,10 +8,20 @@
 //!   transaction, before it commits. Every committed execution therefore has its record;
 //!   a crash between the write and the commit leaves a record the store does not have
 //!   (the trail may hold more than the store, never less).
-//! - **fsync**: with [`Durability::Sync`](crate::Durability::Sync) (the default) every
-//!   record is `fdatasync`ed before the commit, so it survives power loss (the trail's
-//!   directory entry is synced when the file is created); with
-//!   `Flush` it survives a crash of the process (kill -9), not of the machine.
+//! - **fsync**: with [`Durability::Sync`](crate::Durability::Sync) (the default) nothing
+//!   is handed back before the trail holds it durably (the trail's directory entry is
+//!   synced when the file is created). A run through [`MonitorLayer`](crate::MonitorLayer)
+//!   first appends an `intent` record (who, which skill, the request id), whose
+//!   `fdatasync` runs while the pipeline runs; its `execution` record then needs no sync
+//!   of its own before the answer, unless its commit changes enforcement state (see
+//!   below). Power loss can therefore take a run's `execution` record, never the fact that
+//!   it ran: an `intent` without its `execution` ([`Trail::unfinished`]) is a run whose
+//!   outcome was not recorded. A record written without an intent before it (a refusal
+//!   by the throttle, an operator's release) is `fdatasync`ed before its commit. With
+//!   `Flush` every record survives a crash of the process (kill -9), not of the machine.
+//! - **Never less than the store**: a commit that changes enforcement state (a strike,
+//!   quarantine, throttle or skill flag) is synced, and its record is synced before it, so
+//!   the trail never lacks a record of an enforcement decision the store kept.
 //! - **No secrets**: the monitor is the outermost layer, so the outcome it sees was
 //!   already redacted by the secrets layer; even so the record holds only sizes and
 //!   sha256 digests of stdout, stderr and artifacts, never their content, and only the
@@ -33,8 +43,8 @@ use std::path::Path;
 
 /// Version of the record format. Version 2: `spec` is the executor's spec (was the spec
 /// the request entered with), `cancelled`, `monitor.blame`, `monitor.skill_flagged`, and
-/// `unflag` records. [`parse`] reads both.
-pub const FORMAT_VERSION: u32 = 2;
+/// `unflag` records. Version 3: `intent` records. [`parse`] reads every version.
+pub const FORMAT_VERSION: u32 = 3;
 
 /// The finding id the sandbox gives a run it ended because its host was told to stop
 /// (SIGTERM, SIGINT).
@@ -131,6 +141,9 @@ pub struct MonitorRecord {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum AuditRecord {
+    /// A run is about to start: written (and synced) before its results can be handed
+    /// back; its [`Execution`](AuditRecord::Execution) record follows.
+    Intent(IntentRecord),
     /// A request and its outcome.
     Execution(Box<ExecutionRecord>),
     /// An operator lifted an agent's quarantine.
@@ -139,6 +152,23 @@ pub enum AuditRecord {
     Unflag(UnflagRecord),
     /// A service refused a request's credential (missing, malformed, unknown, revoked).
     AuthFailure(AuthFailureRecord),
+}
+
+/// A run is about to start (see the module's **fsync**).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IntentRecord {
+    /// Format version.
+    pub v: u32,
+    /// When, milliseconds since the Unix epoch.
+    pub ts_ms: i64,
+    /// When, RFC 3339.
+    pub time: String,
+    /// The request id (its execution record's).
+    pub request_id: String,
+    /// Who asked.
+    pub caller: CallerRecord,
+    /// What is to run.
+    pub skill: SkillRecord,
 }
 
 /// A service (`skillgate serve`) refused a request's credential.
@@ -272,6 +302,34 @@ fn spec_record(spec: Option<&SandboxSpec>) -> serde_json::Value {
     v
 }
 
+fn caller_record(meta: &RequestMeta) -> CallerRecord {
+    CallerRecord {
+        tenant: meta.tenant.clone(),
+        agent: meta.agent.clone(),
+        groups: meta.groups.clone(),
+    }
+}
+
+fn skill_record(meta: &RequestMeta) -> SkillRecord {
+    SkillRecord {
+        name: meta.skill.clone(),
+        digest: meta.digest.clone(),
+        language: meta.language.as_str().into(),
+    }
+}
+
+/// Builds the intent record of the run `meta` describes.
+pub fn intent_record(meta: &RequestMeta, ts_ms: i64) -> AuditRecord {
+    AuditRecord::Intent(IntentRecord {
+        v: FORMAT_VERSION,
+        ts_ms,
+        time: rfc3339(ts_ms),
+        request_id: meta.request_id.clone(),
+        caller: caller_record(meta),
+        skill: skill_record(meta),
+    })
+}
+
 /// Builds the execution record; `findings` are all findings, the monitor's first.
 pub fn execution_record(
     meta: &RequestMeta,
@@ -285,16 +343,8 @@ pub fn execution_record(
         ts_ms,
         time: rfc3339(ts_ms),
         request_id: meta.request_id.clone(),
-        caller: CallerRecord {
-            tenant: meta.tenant.clone(),
-            agent: meta.agent.clone(),
-            groups: meta.groups.clone(),
-        },
-        skill: SkillRecord {
-            name: meta.skill.clone(),
-            digest: meta.digest.clone(),
-            language: meta.language.as_str().into(),
-        },
+        caller: caller_record(meta),
+        skill: skill_record(meta),
         spec: spec_record(meta.executor_spec.as_ref()),
         status: outcome.status,
         cancelled: outcome
@@ -340,8 +390,8 @@ pub fn encode(record: &AuditRecord) -> Vec<u8> {
 /// Where records go.
 #[derive(Debug)]
 pub(crate) enum Sink {
-    /// An `O_APPEND` file.
-    File { file: File, sync: bool },
+    /// An `O_APPEND` file; `synced` counts its syncs.
+    File { file: File, sync: bool, synced: u64 },
     /// Memory (an in-memory store, for tests and benches).
     Memory(Vec<u8>),
 }
@@ -366,20 +416,23 @@ impl Sink {
             }
             other => other?,
         };
-        Ok(Sink::File { file, sync })
+        Ok(Sink::File {
+            file,
+            sync,
+            synced: 0,
+        })
     }
 
-    /// Appends one encoded line with a single write.
-    pub(crate) fn append(&mut self, line: &[u8]) -> std::io::Result<()> {
+    /// Appends one encoded line with a single write, and syncs it when the sink syncs
+    /// and `covered` is false (`covered`: an earlier synced record, the run's intent,
+    /// stands for this one).
+    pub(crate) fn append(&mut self, line: &[u8], covered: bool) -> std::io::Result<()> {
         match self {
-            Sink::File { file, sync } => {
-                let n = file.write(line)?;
-                if n != line.len() {
-                    // O_APPEND regular files take the whole buffer or fail; finish it anyway.
-                    file.write_all(&line[n..])?;
-                }
-                if *sync {
+            Sink::File { file, sync, synced } => {
+                write_line(file, line)?;
+                if *sync && !covered {
                     file.sync_data()?;
+                    *synced += 1;
                 }
                 Ok(())
             }
@@ -396,6 +449,25 @@ impl Sink {
             Sink::File { .. } => None,
         }
     }
+
+    /// How many records were synced.
+    pub(crate) fn synced(&self) -> u64 {
+        match self {
+            Sink::File { synced, .. } => *synced,
+            Sink::Memory(_) => 0,
+        }
+    }
+}
+
+/// Appends one line to an `O_APPEND` file with a single write, so that lines of
+/// concurrent writers never interleave.
+pub(crate) fn write_line(mut file: &File, line: &[u8]) -> std::io::Result<()> {
+    let n = file.write(line)?;
+    if n != line.len() {
+        // O_APPEND regular files take the whole buffer or fail; finish it anyway.
+        file.write_all(&line[n..])?;
+    }
+    Ok(())
 }
 
 /// Syncs the directory holding `path`, making a file just created there durable.
@@ -414,6 +486,42 @@ pub struct Trail {
     pub records: Vec<AuditRecord>,
     /// A last line without its newline (a crash mid-write), skipped.
     pub torn_tail: bool,
+}
+
+impl Trail {
+    /// The runs whose intent is in the trail but not their execution record: runs whose
+    /// outcome was lost (power loss before the record reached the disk, or a process
+    /// killed during the run), or still running while the trail was read.
+    ///
+    /// ```
+    /// use skillgate_monitor::audit::{self, AuditRecord};
+    /// let trail = audit::parse(br#"{"kind":"intent","v":3,"ts_ms":0,"time":"1970-01-01T00:00:00.000Z","request_id":"r1","caller":{"tenant":"t","agent":"a","groups":[]},"skill":{"name":"s","digest":"d","language":"python"}}
+    /// "#).unwrap();
+    /// let open: Vec<_> = trail.unfinished().map(|i| i.request_id.as_str()).collect();
+    /// assert_eq!(open, ["r1"]);
+    /// ```
+    pub fn unfinished(&self) -> impl Iterator<Item = &IntentRecord> {
+        let done: std::collections::HashSet<&str> = self
+            .records
+            .iter()
+            .filter_map(|r| match r {
+                AuditRecord::Execution(e) => Some(e.request_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        self.records.iter().filter_map(move |r| match r {
+            AuditRecord::Intent(i) if !done.contains(i.request_id.as_str()) => Some(i),
+            _ => None,
+        })
+    }
+
+    /// The execution records, in order.
+    pub fn executions(&self) -> impl Iterator<Item = &ExecutionRecord> {
+        self.records.iter().filter_map(|r| match r {
+            AuditRecord::Execution(e) => Some(&**e),
+            _ => None,
+        })
+    }
 }
 
 /// Parses a trail. A complete line that is not a record is an error naming its line

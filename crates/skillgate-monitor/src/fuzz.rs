@@ -24,5 +24,7 @@ pub fn parse_any(data: &[u8]) {
         };
         let _ = rules.evaluate(&sig, &ctx);
     }
-    let _ = crate::audit::parse(data);
+    if let Ok(trail) = crate::audit::parse(data) {
+        let _ = trail.unfinished().count();
+    }
 }

@@ -151,6 +151,18 @@ async fn record(
     }
 }
 
+/// Syncs the announced intents on tokio's blocking pool while the run goes on (inline
+/// when there is no runtime); the future says whether the sync succeeded.
+fn sync_beside(monitor: Arc<Monitor>) -> Pin<Box<dyn Future<Output = bool> + Send>> {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) => {
+            let job = h.spawn_blocking(move || monitor.sync_announced());
+            Box::pin(async move { matches!(job.await, Ok(Ok(()))) })
+        }
+        Err(_) => Box::pin(std::future::ready(monitor.sync_announced().is_ok())),
+    }
+}
+
 fn finish(
     out: ExecOutcome,
     verdict: Result<Verdict, StoreError>,
@@ -194,12 +206,29 @@ where
         req.extensions.insert(executor_spec.clone());
         let monitor = self.monitor.clone();
         let admitted = monitor.admit(&meta.tenant, &meta.agent, now_ms());
-        let spent_in = started.elapsed();
         match admitted {
             Ok(None) => {
+                // The run's intent goes to the trail before the run starts (a trail that
+                // cannot take it refuses the run) and is synced beside it.
+                let announced = match monitor.announce(&meta, now_ms()) {
+                    Ok(announced) => announced,
+                    Err(e) => {
+                        let mut out = unrecorded(ExecOutcome::rejected(Status::Error, vec![]), &e);
+                        out.record_layer(LayerName::Monitor, started.elapsed(), Vec::new());
+                        return Box::pin(std::future::ready(Ok(out)));
+                    }
+                };
+                let synced = announced.then(|| sync_beside(monitor.clone()));
+                let spent_in = started.elapsed();
                 let fut = self.inner.call(req);
                 Box::pin(async move {
-                    let out = match fut.await {
+                    let out = fut.await;
+                    let t = Instant::now();
+                    if let Some(synced) = synced {
+                        // When the sync failed, the execution record is synced itself.
+                        meta.intent_synced = synced.await;
+                    }
+                    let out = match out {
                         Ok(out) => out,
                         Err(e) => {
                             // An infrastructure failure is returned as it is, but it too
@@ -219,7 +248,6 @@ where
                         }
                     };
                     meta.executor_spec = executor_spec.get().cloned();
-                    let t = Instant::now();
                     let (out, verdict) = record(monitor, meta, out).await;
                     Ok(finish(out, verdict, spent_in + t.elapsed(), Vec::new()))
                 })

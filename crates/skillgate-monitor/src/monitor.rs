@@ -18,14 +18,17 @@ use std::time::Duration;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Durability {
-    /// `fdatasync` every audit record before its store commit: every run's audit record
-    /// survives power loss. The store's commits that change enforcement state (a strike,
-    /// quarantine, throttle or skill flag, set or lifted) are synced too (the WAL is
+    /// Nothing is handed back before the audit trail holds it durably: a run's intent
+    /// record is `fdatasync`ed while the run runs (its execution record then follows
+    /// without a sync of its own), and every other record (a refusal by the throttle, an
+    /// operator's release) is synced before its commit. Power loss can take a run's
+    /// outcome record, never the fact that it ran (see [`audit`](crate::audit)). The
+    /// store's commits that change enforcement state (a strike, quarantine, throttle or
+    /// skill flag, set or lifted) are synced too, their records before them (the WAL is
     /// fsynced after that commit, which makes every earlier commit durable as well); the
-    /// other commits (the event, baselines, counters) are written and not
-    /// synced, so power loss may take the store back to an earlier commit, never past
-    /// what the audit trail holds. Costs one disk flush per request (two when
-    /// enforcement state changes).
+    /// other commits (the event, baselines, counters) are written and not synced, so power
+    /// loss may take the store back to an earlier commit. Costs one disk flush per request,
+    /// beside the run rather than after it (two more when enforcement state changes).
     #[default]
     Sync,
     /// No fsync per record (SQLite `synchronous=NORMAL` in WAL mode): a committed record
@@ -305,6 +308,20 @@ impl Monitor {
         })
     }
 
+    /// Writes the intent record of the run `meta` describes, before it starts (see the
+    /// audit trail's **fsync**, [`audit`]); `Ok(false)` when the store keeps none. Call
+    /// [`sync_announced`](Self::sync_announced) while the run runs, and set
+    /// [`RequestMeta::intent_synced`] when it succeeded: the execution record then needs
+    /// no sync of its own.
+    pub fn announce(&self, meta: &RequestMeta, now_ms: i64) -> Result<bool, StoreError> {
+        self.store.announce(&audit::intent_record(meta, now_ms))
+    }
+
+    /// Makes the intents announced so far durable (one `fdatasync` of the trail).
+    pub fn sync_announced(&self) -> Result<(), StoreError> {
+        self.store.sync_announced()
+    }
+
     /// Observes one execution now. See [`observe_at`](Self::observe_at).
     pub fn observe(
         &self,
@@ -494,7 +511,11 @@ impl Monitor {
                 },
                 now_ms,
             );
-            tx.append_audit(&record)?;
+            if meta.intent_synced {
+                tx.append_audit_after_intent(&record)?;
+            } else {
+                tx.append_audit(&record)?;
+            }
             Ok(Verdict {
                 findings,
                 quarantined,

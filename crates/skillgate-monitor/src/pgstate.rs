@@ -666,6 +666,9 @@ impl StateTx for PgTx<'_> {
             AuditRecord::AuthFailure(r) => ("auth_failure", Some(r.request_id.as_str()), r.ts_ms),
             AuditRecord::Release(r) => ("release", None, r.ts_ms),
             AuditRecord::Unflag(r) => ("unflag", None, r.ts_ms),
+            // Not written here (a commit is durable: no intent is announced), and keyed
+            // apart from the run's execution record if it were.
+            AuditRecord::Intent(r) => ("intent", None, r.ts_ms),
         };
         // Keyed by request id: a record written again (a retried transaction) is kept once.
         self.exec(

@@ -33,6 +33,10 @@ pub struct RequestMeta {
     /// reached the executor (denied, blocked, refused). [`MonitorLayer`](crate::MonitorLayer)
     /// fills it on the way back.
     pub executor_spec: Option<SandboxSpec>,
+    /// The run's intent record is durable in the audit trail (see
+    /// [`Monitor::announce`](crate::Monitor::announce)): its execution record needs no
+    /// sync of its own. [`MonitorLayer`](crate::MonitorLayer) sets it.
+    pub intent_synced: bool,
 }
 
 impl RequestMeta {
@@ -49,6 +53,7 @@ impl RequestMeta {
             language: req.skill.language,
             submitted_code: true,
             executor_spec: None,
+            intent_synced: false,
         }
     }
 

@@ -55,6 +55,20 @@ pub trait MonitorState: QuarantineSource {
     fn flagged_skills(&self) -> Result<Vec<SkillFlag>, StoreError>;
     /// Agents the state has seen (tenant, agent), sorted.
     fn agents(&self) -> Result<Vec<(String, String)>, StoreError>;
+
+    /// Writes a run's intent record before it starts, not yet synced; `Ok(false)` when
+    /// this backend keeps none (its records are durable when its transaction commits, or
+    /// nothing it keeps is synced). See the audit trail's **fsync**
+    /// ([`audit`](crate::audit)).
+    fn announce(&self, record: &AuditRecord) -> Result<bool, StoreError> {
+        let _ = record;
+        Ok(false)
+    }
+
+    /// Makes the announced intents durable.
+    fn sync_announced(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
 }
 
 impl dyn MonitorState {
@@ -195,6 +209,13 @@ pub trait StateTx {
     ) -> Result<(), StoreError>;
     /// Appends a record to the audit trail (written with the transaction).
     fn append_audit(&mut self, record: &AuditRecord) -> Result<(), StoreError>;
+
+    /// Appends the execution record of a run whose intent record is already durable
+    /// ([`MonitorState::announce`], then [`MonitorState::sync_announced`]): a backend may
+    /// then leave it unsynced, unless the transaction changes enforcement state.
+    fn append_audit_after_intent(&mut self, record: &AuditRecord) -> Result<(), StoreError> {
+        self.append_audit(record)
+    }
 }
 
 impl MonitorState for Store {
@@ -246,6 +267,12 @@ impl MonitorState for Store {
 
     fn agents(&self) -> Result<Vec<(String, String)>, StoreError> {
         Store::agents(self)
+    }
+    fn announce(&self, record: &AuditRecord) -> Result<bool, StoreError> {
+        Store::announce(self, record)
+    }
+    fn sync_announced(&self) -> Result<(), StoreError> {
+        Store::sync_announced(self)
     }
 }
 
@@ -362,6 +389,9 @@ impl StateTx for Tx<'_> {
         Tx::observe(self, name, labels, bucket, value)
     }
     fn append_audit(&mut self, record: &AuditRecord) -> Result<(), StoreError> {
-        Tx::append_audit(self, record)
+        Tx::append_audit(self, record, false)
+    }
+    fn append_audit_after_intent(&mut self, record: &AuditRecord) -> Result<(), StoreError> {
+        Tx::append_audit(self, record, true)
     }
 }

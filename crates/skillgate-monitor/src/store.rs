@@ -236,6 +236,11 @@ struct Inner {
 pub struct Store {
     inner: Mutex<Inner>,
     dir: Option<PathBuf>,
+    /// With durability `sync`, a second handle of the audit trail for intent records,
+    /// written and synced outside the store's lock (see [`Store::announce`]).
+    intents: Option<std::fs::File>,
+    /// Syncs of the intents so far.
+    intent_syncs: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for Store {
@@ -275,8 +280,15 @@ impl Store {
             Connection::open(&db).map_err(|e| open_err(format!("cannot open {DB_FILE}: {e}")))?;
         let audit = Sink::open(&dir.join(AUDIT_FILE), durability == Durability::Sync)
             .map_err(|e| open_err(format!("cannot open {AUDIT_FILE}: {e}")))?;
-        let store = Self::prepare(conn, audit, durability, Some(dir.to_path_buf()))
+        let mut store = Self::prepare(conn, audit, durability, Some(dir.to_path_buf()))
             .map_err(|e| open_err(e.to_string()))?;
+        if durability == Durability::Sync {
+            let file = std::fs::OpenOptions::new()
+                .append(true)
+                .open(dir.join(AUDIT_FILE))
+                .map_err(|e| open_err(format!("cannot open {AUDIT_FILE}: {e}")))?;
+            store.intents = Some(file);
+        }
         Ok(store)
     }
 
@@ -364,7 +376,43 @@ impl Store {
                 synced_commits: 0,
             }),
             dir,
+            intents: None,
+            intent_syncs: Default::default(),
         })
+    }
+
+    /// Appends a run's intent record (see [`audit::intent_record`]) to the trail without
+    /// syncing it; [`sync_announced`](Self::sync_announced) makes it durable. `Ok(false)`
+    /// when this store keeps no intents (durability `flush`, or in memory: nothing there
+    /// is synced, so an intent would add a write and cover nothing).
+    pub fn announce(&self, record: &AuditRecord) -> Result<bool, StoreError> {
+        let Some(file) = &self.intents else {
+            return Ok(false);
+        };
+        audit::write_line(file, &audit::encode(record)).map_err(StoreError::Audit)?;
+        Ok(true)
+    }
+
+    /// Syncs the audit trail: every record written to it so far, the announced intents
+    /// among them, survives power loss once this returns.
+    pub fn sync_announced(&self) -> Result<(), StoreError> {
+        match &self.intents {
+            Some(file) => {
+                file.sync_data().map_err(StoreError::Audit)?;
+                self.intent_syncs
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// How many times this store synced its audit trail: once per record written without
+    /// an intent before it, once per [`sync_announced`](Self::sync_announced). For tests
+    /// and diagnostics.
+    pub fn trail_syncs(&self) -> u64 {
+        let records = self.inner.lock().map_or(0, |inner| inner.audit.synced());
+        records + self.intent_syncs.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The state directory (`None` in memory).
@@ -1072,9 +1120,17 @@ impl Tx<'_> {
         self.count(&format!("{name}_sum"), labels, value)
     }
 
-    pub(crate) fn append_audit(&mut self, record: &AuditRecord) -> Result<(), StoreError> {
+    /// Appends a record, synced before the commit with durability `sync`, unless
+    /// `after_intent` (the run's intent is already durable) and this transaction changes
+    /// no enforcement state.
+    pub(crate) fn append_audit(
+        &mut self,
+        record: &AuditRecord,
+        after_intent: bool,
+    ) -> Result<(), StoreError> {
+        let covered = after_intent && !self.enforcement.get();
         self.audit
-            .append(&audit::encode(record))
+            .append(&audit::encode(record), covered)
             .map_err(StoreError::Audit)
     }
 }

@@ -210,3 +210,101 @@ async fn an_infrastructure_failure_is_recorded_and_returned() {
             .any(|f| f.rule_id == "monitor.pipeline_error" && f.message.contains("host is gone"))
     );
 }
+
+fn disk_layer(durability: Durability) -> (tempfile::TempDir, Arc<Store>, MonitorLayer) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(dir.path(), durability).unwrap());
+    let config = MonitorConfig {
+        durability,
+        ..Default::default()
+    };
+    let m = Monitor::new(store.clone(), Detections::builtin(), &config).unwrap();
+    (dir, store, MonitorLayer::new(m))
+}
+
+fn kinds(trail: &audit::Trail) -> Vec<(&'static str, String)> {
+    trail
+        .records
+        .iter()
+        .map(|r| match r {
+            AuditRecord::Intent(i) => ("intent", i.request_id.clone()),
+            AuditRecord::Execution(e) => ("execution", e.request_id.clone()),
+            _ => ("other", String::new()),
+        })
+        .collect()
+}
+
+/// Issue 15: the run's audit record was synced after the run, on the answer's path. Now
+/// its intent is in the trail before the run starts, synced while it runs, and the
+/// execution record follows without a sync of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_s_intent_is_in_the_trail_before_it_starts_and_synced_beside_it() {
+    let (_dir, store, layer) = disk_layer(Durability::Sync);
+    let path = store.audit_path().unwrap();
+    let seen = path.clone();
+    let svc = layer.layer(service_fn(move |req: ExecRequest| {
+        let path = seen.clone();
+        async move {
+            // While the run runs, the trail holds its intent and not yet its outcome.
+            let trail = audit::read(&path).unwrap();
+            let open: Vec<String> = trail.unfinished().map(|i| i.request_id.clone()).collect();
+            assert_eq!(open, [req.id.to_string()]);
+            assert_eq!(trail.executions().count(), 0);
+            Ok::<_, BoxError>(ran(10, MIB, 10))
+        }
+    }));
+    let req = request();
+    let id = req.id.to_string();
+    let out = svc.oneshot(req).await.unwrap();
+    assert_eq!(out.status, Status::Ok, "{:?}", out.findings);
+    let trail = audit::read(&path).unwrap();
+    assert_eq!(
+        kinds(&trail),
+        [("intent", id.clone()), ("execution", id.clone())]
+    );
+    assert_eq!(trail.unfinished().count(), 0);
+    let AuditRecord::Intent(intent) = &trail.records[0] else {
+        unreachable!()
+    };
+    assert_eq!(
+        (intent.caller.agent.as_str(), intent.skill.name.as_str()),
+        ("a", "s")
+    );
+    assert_eq!(intent.v, audit::FORMAT_VERSION);
+    // One sync for the run: its intent's. The routine commit is not synced either.
+    assert_eq!(store.trail_syncs(), 1);
+    assert_eq!(store.synced_commits(), 0);
+}
+
+/// A run whose commit changes enforcement state (here its strike) still has its record
+/// synced before that commit, so the trail never lacks an enforcement decision the store
+/// kept; and a record without an intent (the throttle's refusal, an operator's release) is
+/// synced as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_enforcement_change_still_syncs_its_record() {
+    let (_dir, store, layer) = disk_layer(Durability::Sync);
+    let svc = layer.layer(service_fn(|_r: ExecRequest| async {
+        Ok::<_, BoxError>(with_status(Status::SecurityViolation))
+    }));
+    svc.oneshot(request()).await.unwrap();
+    let trail = audit::read(&store.audit_path().unwrap()).unwrap();
+    let rec = trail.executions().next().unwrap();
+    assert!(rec.monitor.strikes > 0, "{:?}", rec.monitor);
+    assert_eq!(store.trail_syncs(), 2, "the intent's, then the record's");
+    assert_eq!(store.synced_commits(), 1);
+}
+
+/// With durability `flush` nothing is synced, so no intent is written either.
+#[tokio::test]
+async fn flush_durability_writes_no_intent() {
+    let (_dir, store, layer) = disk_layer(Durability::Flush);
+    let svc = layer.layer(service_fn(|_r: ExecRequest| async {
+        Ok::<_, BoxError>(ran(10, MIB, 10))
+    }));
+    let req = request();
+    let id = req.id.to_string();
+    svc.oneshot(req).await.unwrap();
+    let trail = audit::read(&store.audit_path().unwrap()).unwrap();
+    assert_eq!(kinds(&trail), [("execution", id)]);
+    assert_eq!(store.trail_syncs(), 0);
+}

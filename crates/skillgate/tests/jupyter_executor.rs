@@ -190,7 +190,7 @@ async fn skillgate_runs_a_skill_on_a_kernel_gateway_only_without_the_isolation_l
     let record: serde_json::Value = trail
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .find(|r| r["request_id"] == id.as_str())
+        .find(|r| r["kind"] == "execution" && r["request_id"] == id.as_str())
         .unwrap_or_else(|| panic!("no record of {id}: {trail}"));
     assert_eq!(
         record["spec"]["relied_on"],

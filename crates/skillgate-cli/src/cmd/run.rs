@@ -243,8 +243,9 @@ pub(crate) fn run(args: RunArgs) -> Result<ExitCode, UsageError> {
     let report = Report::new(&outcome, started.elapsed());
     render::print_report(&report, args.format);
     tracing::debug!(target: "skillgate::timing", run = ?started.elapsed(), since_start = ?process.elapsed(), "report printed");
-    // The process ends here, and what the run changed is already durable (the audit
-    // record is written and synced, the store's transaction committed): freeing the
+    // The process ends here, and what the run changed is already kept (the run's intent
+    // record synced, its execution record written, the store's transaction committed;
+    // none of it waits for this process): freeing the
     // pipeline (rule packs, policies, the store's connection) and the runtime's threads
     // would only delay the exit.
     std::mem::forget(engine);

@@ -114,6 +114,13 @@ fn main() {
         observe(&flush, i)
     });
     percentiles("observe/sync (durable write, fsync)", |i| observe(&sync, i));
+    // What a run through `MonitorLayer` pays after the run: its intent was synced while it
+    // ran, so the record is written without a sync of its own.
+    percentiles("observe/sync after the run's synced intent", |i| {
+        let mut meta = RequestMeta::of(&request());
+        meta.intent_synced = true;
+        black_box(sync.observe(&meta, &outcome(i)).unwrap());
+    });
 
     let mut c = Criterion::default().configure_from_args();
     c.bench_function("assess", |bn| {
